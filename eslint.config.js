@@ -13,6 +13,15 @@ export default tseslint.config(
   },
   {
     files: ["web/**/*.js"],
-    languageOptions: { globals: { window: "readonly", document: "readonly", io: "readonly", localStorage: "readonly", fetch: "readonly", console: "readonly" } },
+    languageOptions: {
+      globals: {
+        window: "readonly",
+        document: "readonly",
+        io: "readonly",
+        localStorage: "readonly",
+        fetch: "readonly",
+        console: "readonly",
+      },
+    },
   },
 );

@@ -32,7 +32,10 @@ export async function readMigrations(): Promise<MigrationList> {
         path: name,
         migrationFile: {
           path: "migration.sql",
-          content: { tag: "ok" as const, value: await readFile(path.join(migrationsDir, name, "migration.sql"), "utf8") },
+          content: {
+            tag: "ok" as const,
+            value: await readFile(path.join(migrationsDir, name, "migration.sql"), "utf8"),
+          },
         },
       })),
     ),

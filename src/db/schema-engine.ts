@@ -15,7 +15,11 @@ export type { MigrationList, SchemaEngine };
 interface EngineModule {
   __wbg_set_wasm(exports: WebAssembly.Exports): void;
   SchemaEngine: {
-    new: (options: { datamodels: [string, string][] }, log: (line: string) => void, adapter: object) => Promise<SchemaEngine>;
+    new: (
+      options: { datamodels: [string, string][] },
+      log: (line: string) => void,
+      adapter: object,
+    ) => Promise<SchemaEngine>;
   };
 }
 

@@ -1,0 +1,189 @@
+// Environment → one typed, validated Config. The only module that reads process.env.
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { z } from "zod";
+
+const optional = z
+  .string()
+  .optional()
+  .transform((value) => (value === undefined || value.trim() === "" ? undefined : value.trim()));
+
+const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+
+const envSchema = z.object({
+  NODE_ENV: z.string().default("development"),
+  HOST: z.string().default("0.0.0.0"),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  PUBLIC_URL: optional.pipe(z.url().optional()),
+  DATA_DIR: z.string().default("./data"),
+  DATABASE_URL: optional,
+  REDIS_URL: z.string().default("redis://127.0.0.1:6379"),
+  // Namespaces the BullMQ queues, so several hubs (or test runs) can share one Redis.
+  QUEUE_PREFIX: z.string().default("hub"),
+  HUB_ROLE: z.enum(["web", "worker", "all"]).default("all"),
+  TOOLS_DIR: z.string().default("./tools"),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+
+  HUB_API_KEY: optional,
+  CONSOLE_API_KEY: optional,
+  CALLBACK_SECRET: optional,
+  AGENT_URL: optional.pipe(z.url().optional()),
+  AGENT_SECRET: optional,
+
+  // Backend calls and retries (milliseconds).
+  TOOL_START_TIMEOUT_MS: positiveInt(8000),
+  CANCEL_RETRY_BASE_MS: positiveInt(2000),
+  CANCEL_RETRY_MAX_MS: positiveInt(5 * 60_000),
+  OUTBOX_SWEEP_MS: positiveInt(5000),
+
+  META_APP_SECRET: optional,
+  META_VERIFY_TOKEN: optional,
+  WA_PHONE_NUMBER_ID: optional,
+  WA_ACCESS_TOKEN: optional,
+  WA_TEMPLATE_NAME: optional,
+  WA_TEMPLATE_LANGUAGE: z.string().default("en"),
+  WA_MPS: positiveInt(80),
+  IG_ACCOUNT_ID: optional,
+  IG_ACCESS_TOKEN: optional,
+  GRAPH_API_URL: z.url().default("https://graph.facebook.com"),
+  IG_GRAPH_API_URL: z.url().default("https://graph.instagram.com"),
+  GRAPH_API_VERSION: z.string().default("v21.0"),
+});
+
+export type Env = z.input<typeof envSchema>;
+
+export interface Secrets {
+  hubApiKey: string;
+  consoleApiKey: string;
+  callbackSecret: string;
+}
+
+export interface Config {
+  production: boolean;
+  host: string;
+  port: number;
+  /** Base URL tool backends and browsers reach the hub at; derived from the port when not set. */
+  publicUrl: string;
+  dataDir: string;
+  /** PostgreSQL URL, or undefined for the embedded database under dataDir. */
+  databaseUrl: string | undefined;
+  redisUrl: string;
+  queuePrefix: string;
+  role: "web" | "worker" | "all";
+  toolsDir: string;
+  logLevel: string;
+  secrets: Secrets;
+  /** Which secrets were generated on this start (so the start-up banner can show them once). */
+  generatedSecrets: (keyof Secrets)[];
+  agent: { url: string; secret: string | undefined } | undefined;
+  toolStartTimeoutMs: number;
+  cancelRetry: { baseMs: number; maxMs: number };
+  outboxSweepMs: number;
+  meta: {
+    appSecret: string | undefined;
+    verifyToken: string | undefined;
+    graphApiUrl: string;
+    igGraphApiUrl: string;
+    graphApiVersion: string;
+    whatsapp: { phoneNumberId: string; accessToken: string } | undefined;
+    instagram: { accountId: string; accessToken: string } | undefined;
+    defaultTemplate: { name: string; language: string } | undefined;
+    waMps: number;
+  };
+}
+
+export class ConfigError extends Error {}
+
+const secretEnv: Record<keyof Secrets, keyof Env> = {
+  hubApiKey: "HUB_API_KEY",
+  consoleApiKey: "CONSOLE_API_KEY",
+  callbackSecret: "CALLBACK_SECRET",
+};
+
+/**
+ * Secrets come from the environment; in development the missing ones are generated once and kept in
+ * `<dataDir>/secrets.json` so they survive restarts. In production a missing secret is an error.
+ */
+function resolveSecrets(env: z.output<typeof envSchema>, dataDir: string, production: boolean) {
+  const file = path.join(dataDir, "secrets.json");
+  const stored: Partial<Secrets> = existsSync(file) ? (JSON.parse(readFileSync(file, "utf8")) as Partial<Secrets>) : {};
+  const secrets = {} as Secrets;
+  const generated: (keyof Secrets)[] = [];
+  for (const [key, name] of Object.entries(secretEnv) as [keyof Secrets, keyof Env][]) {
+    const fromEnv = env[name] as string | undefined;
+    if (fromEnv) {
+      secrets[key] = fromEnv;
+    } else if (production) {
+      throw new ConfigError(`${name} must be set when NODE_ENV=production`);
+    } else if (stored[key]) {
+      secrets[key] = stored[key];
+    } else {
+      secrets[key] = randomBytes(24).toString("base64url");
+      stored[key] = secrets[key];
+      generated.push(key);
+    }
+  }
+  if (generated.length > 0) {
+    mkdirSync(dataDir, { recursive: true });
+    writeFileSync(file, JSON.stringify(stored, null, 2) + "\n", { mode: 0o600 });
+  }
+  return { secrets, generated };
+}
+
+export function loadConfig(source: Record<string, string | undefined> = process.env): Config {
+  const parsed = envSchema.safeParse(source);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => `  ${issue.path.join(".")}: ${issue.message}`);
+    throw new ConfigError(`invalid configuration:\n${lines.join("\n")}`);
+  }
+  const env = parsed.data;
+  const production = env.NODE_ENV === "production";
+  const dataDir = path.resolve(env.DATA_DIR);
+  const { secrets, generated } = resolveSecrets(env, dataDir, production);
+  const whatsapp =
+    env.WA_PHONE_NUMBER_ID && env.WA_ACCESS_TOKEN
+      ? { phoneNumberId: env.WA_PHONE_NUMBER_ID, accessToken: env.WA_ACCESS_TOKEN }
+      : undefined;
+  const instagram =
+    env.IG_ACCOUNT_ID && env.IG_ACCESS_TOKEN
+      ? { accountId: env.IG_ACCOUNT_ID, accessToken: env.IG_ACCESS_TOKEN }
+      : undefined;
+  return {
+    production,
+    host: env.HOST,
+    port: env.PORT,
+    publicUrl: (env.PUBLIC_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, ""),
+    dataDir,
+    databaseUrl: env.DATABASE_URL,
+    redisUrl: env.REDIS_URL,
+    queuePrefix: env.QUEUE_PREFIX,
+    role: env.HUB_ROLE,
+    toolsDir: path.resolve(env.TOOLS_DIR),
+    logLevel: env.LOG_LEVEL,
+    secrets,
+    generatedSecrets: generated,
+    agent: env.AGENT_URL ? { url: env.AGENT_URL, secret: env.AGENT_SECRET } : undefined,
+    toolStartTimeoutMs: env.TOOL_START_TIMEOUT_MS,
+    cancelRetry: { baseMs: env.CANCEL_RETRY_BASE_MS, maxMs: env.CANCEL_RETRY_MAX_MS },
+    outboxSweepMs: env.OUTBOX_SWEEP_MS,
+    meta: {
+      appSecret: env.META_APP_SECRET,
+      verifyToken: env.META_VERIFY_TOKEN,
+      graphApiUrl: env.GRAPH_API_URL.replace(/\/+$/, ""),
+      igGraphApiUrl: env.IG_GRAPH_API_URL.replace(/\/+$/, ""),
+      graphApiVersion: env.GRAPH_API_VERSION,
+      whatsapp,
+      instagram,
+      defaultTemplate: env.WA_TEMPLATE_NAME
+        ? { name: env.WA_TEMPLATE_NAME, language: env.WA_TEMPLATE_LANGUAGE }
+        : undefined,
+      waMps: env.WA_MPS,
+    },
+  };
+}
+
+/** The process environment, for `$env.NAME` in tool files (read here so config stays its only reader). */
+export function toolEnvironment(): Readonly<Record<string, string | undefined>> {
+  return process.env;
+}

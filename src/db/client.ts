@@ -1,0 +1,43 @@
+// The Prisma client over PostgreSQL (DATABASE_URL) or the embedded PGlite under the data folder.
+// Both use the same generated client, schema and migrations; migrations are applied here on open.
+import { mkdirSync } from "node:fs";
+import path from "node:path";
+import { PGlite } from "@electric-sql/pglite";
+import { PrismaPg } from "@prisma/adapter-pg";
+import { PrismaPGlite } from "pglite-prisma-adapter";
+import { PrismaClient } from "../generated/prisma/client.js";
+import { applyMigrations } from "./migrations.js";
+
+export type Db = PrismaClient;
+/** The client handed to a function running inside `db.$transaction(async (tx) => …)`. */
+export type Tx = Parameters<Parameters<PrismaClient["$transaction"]>[0]>[0];
+
+export interface Database {
+  db: Db;
+  kind: "postgresql" | "embedded";
+  appliedMigrations: string[];
+  close(): Promise<void>;
+}
+
+export async function openDatabase(options: { databaseUrl: string | undefined; dataDir: string }): Promise<Database> {
+  if (options.databaseUrl) {
+    const appliedMigrations = await applyMigrations(new PrismaPg({ connectionString: options.databaseUrl }));
+    const db = new PrismaClient({ adapter: new PrismaPg({ connectionString: options.databaseUrl, max: 20 }) });
+    return { db, kind: "postgresql", appliedMigrations, close: () => db.$disconnect() };
+  }
+  const dir = path.join(options.dataDir, "pglite");
+  mkdirSync(dir, { recursive: true });
+  const pglite = new PGlite(dir);
+  const adapter = new PrismaPGlite(pglite);
+  const appliedMigrations = await applyMigrations(adapter);
+  const db = new PrismaClient({ adapter });
+  return {
+    db,
+    kind: "embedded",
+    appliedMigrations,
+    close: async () => {
+      await db.$disconnect();
+      await pglite.close();
+    },
+  };
+}

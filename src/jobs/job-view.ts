@@ -1,0 +1,38 @@
+// The JSON shape of a job in API answers.
+import type { Job, JobProgress } from "../generated/prisma/client.js";
+
+export type JobStatus = "running" | "succeeded" | "failed" | "timed_out" | "cancelled";
+
+export interface JobView {
+  id: string;
+  conversationId: string;
+  tool: string;
+  toolCallId: string | null;
+  status: string;
+  arguments: unknown;
+  message: string | null;
+  progress: { text: string; notify: boolean; at: string }[];
+  result: unknown;
+  error: string | null;
+  timeoutAt: string;
+  createdAt: string;
+  endedAt: string | null;
+}
+
+export function jobView(job: Job, progress: JobProgress[] = []): JobView {
+  return {
+    id: job.id,
+    conversationId: job.conversationId,
+    tool: job.tool,
+    toolCallId: job.toolCallId,
+    status: job.status,
+    arguments: job.arguments,
+    message: job.acceptMessage,
+    progress: progress.map((entry) => ({ text: entry.text, notify: entry.notify, at: entry.createdAt.toISOString() })),
+    result: job.result,
+    error: job.error,
+    timeoutAt: job.timeoutAt.toISOString(),
+    createdAt: job.createdAt.toISOString(),
+    endedAt: job.endedAt?.toISOString() ?? null,
+  };
+}

@@ -1,0 +1,42 @@
+// Structured JSON logs. Secrets and callback tokens are redacted wherever they appear.
+import { pino, type Logger } from "pino";
+
+export type { Logger };
+
+const redactPaths = [
+  "authorization",
+  "*.authorization",
+  "headers.authorization",
+  "*.headers.authorization",
+  "*.headers['x-vatio-callback-url']",
+  "headers['x-vatio-callback-url']",
+  "callbackUrl",
+  "*.callbackUrl",
+  "token",
+  "*.token",
+  "secret",
+  "*.secret",
+  "accessToken",
+  "*.accessToken",
+];
+
+/** Hides the token of a callback URL (`…/callbacks/<token>`) but keeps enough to tell jobs apart. */
+export function redactCallbackPath(url: string): string {
+  return url.replace(
+    /(\/callbacks\/)([^/?#]+)/g,
+    (_m, prefix: string, token: string) => `${prefix}${token.slice(0, 6)}…`,
+  );
+}
+
+export function createLogger(level: string, destination?: NodeJS.WritableStream): Logger {
+  return pino(
+    {
+      level,
+      base: { service: "chat-delivery-hub" },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      redact: { paths: redactPaths, censor: "[redacted]" },
+      formatters: { level: (label) => ({ level: label }) },
+    },
+    destination as pino.DestinationStream | undefined,
+  );
+}

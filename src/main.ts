@@ -1,0 +1,62 @@
+// `npm start`: read the configuration, start the hub, print where it is, stop cleanly on a signal.
+import { ConfigError, loadConfig, type Config } from "./config.js";
+import { startHub } from "./hub.js";
+import { createLogger } from "./logger.js";
+import { RedisUnavailableError } from "./queues.js";
+import { ToolFileError } from "./tools/load-tools.js";
+
+function banner(config: Config, url: string | undefined): string {
+  const lines = [
+    "",
+    "chat-delivery-hub is running",
+    `  role:        ${config.role}`,
+    `  database:    ${config.databaseUrl ? "PostgreSQL (DATABASE_URL)" : `embedded, in ${config.dataDir}/pglite`}`,
+  ];
+  if (url) lines.push(`  listening:   ${url}`, `  public URL:  ${config.publicUrl}`);
+  const shown = new Set(config.generatedSecrets);
+  lines.push(
+    `  HUB_API_KEY:     ${config.secrets.hubApiKey}${shown.has("hubApiKey") ? "  (generated, kept in data/secrets.json)" : ""}`,
+    `  CONSOLE_API_KEY: ${config.secrets.consoleApiKey}${shown.has("consoleApiKey") ? "  (generated, kept in data/secrets.json)" : ""}`,
+    `  WhatsApp:    ${config.meta.whatsapp ? "on" : "off (set WA_PHONE_NUMBER_ID and WA_ACCESS_TOKEN)"}`,
+    `  Instagram:   ${config.meta.instagram ? "on" : "off (set IG_ACCOUNT_ID and IG_ACCESS_TOKEN)"}`,
+    "",
+  );
+  return lines.join("\n");
+}
+
+async function main(): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) fail(error.message);
+    throw error;
+  }
+  const log = createLogger(config.logLevel);
+  try {
+    const hub = await startHub(config, { logger: log });
+    // The keys are printed on the terminal only, never into the structured log.
+    if (!config.production) process.stdout.write(banner(config, hub.url));
+    let stopping = false;
+    const stop = async (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      log.info({ signal }, "stopping");
+      await hub.stop();
+      process.exit(0);
+    };
+    process.on("SIGINT", () => void stop("SIGINT"));
+    process.on("SIGTERM", () => void stop("SIGTERM"));
+  } catch (error) {
+    if (error instanceof ToolFileError || error instanceof RedisUnavailableError) fail(error.message);
+    log.fatal({ err: error }, "the hub could not start");
+    process.exit(1);
+  }
+}
+
+function fail(message: string): never {
+  process.stderr.write(`chat-delivery-hub: ${message}\n`);
+  process.exit(1);
+}
+
+await main();

@@ -1,0 +1,82 @@
+// BullMQ queues on one Redis. Queues carry ids only; workers re-read state from the database.
+import { Queue, type ConnectionOptions } from "bullmq";
+import { Redis } from "ioredis";
+
+export const QUEUE_NAMES = {
+  timeouts: "job-timeouts",
+  cancels: "cancel-requests",
+  outbox: "outbox",
+} as const;
+
+export type QueueName = keyof typeof QUEUE_NAMES;
+
+export interface Queues {
+  redis: Redis;
+  prefix: string;
+  timeouts: Queue;
+  cancels: Queue;
+  outbox: Queue;
+  /** A fresh connection for a Worker (BullMQ workers block, so each needs its own). */
+  workerConnection(): ConnectionOptions;
+  isReady(): boolean;
+  close(): Promise<void>;
+}
+
+export class RedisUnavailableError extends Error {}
+
+function redisOptions() {
+  // Workers and queues must keep retrying through a Redis restart (BullMQ's requirement).
+  return {
+    maxRetriesPerRequest: null,
+    enableReadyCheck: true,
+    lazyConnect: false,
+    connectionName: "chat-delivery-hub",
+  } as const;
+}
+
+/** Connects to Redis and fails fast with a clear message when none answers. */
+export async function openQueues(url: string, prefix: string): Promise<Queues> {
+  const probe = new Redis(url, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    connectTimeout: 3000,
+  });
+  probe.on("error", () => {});
+  try {
+    await probe.connect();
+    await probe.ping();
+  } catch (error) {
+    throw new RedisUnavailableError(
+      `Redis is not answering at ${url.replace(/\/\/[^@/]*@/, "//***@")} (${(error as Error).message}). ` +
+        `Start one with: redis-server --daemonize yes --port 6379 (or set REDIS_URL).`,
+    );
+  } finally {
+    probe.disconnect();
+  }
+  const redis = new Redis(url, redisOptions());
+  redis.on("error", () => {}); // reconnection is automatic; readiness is reported by /readyz
+  const connections: Redis[] = [redis];
+  const make = (name: string) => new Queue(name, { connection: redis, prefix });
+  const timeouts = make(QUEUE_NAMES.timeouts);
+  const cancels = make(QUEUE_NAMES.cancels);
+  const outbox = make(QUEUE_NAMES.outbox);
+  return {
+    redis,
+    prefix,
+    timeouts,
+    cancels,
+    outbox,
+    workerConnection() {
+      const connection = new Redis(url, redisOptions());
+      connection.on("error", () => {});
+      connections.push(connection);
+      return connection;
+    },
+    isReady: () => redis.status === "ready",
+    async close() {
+      await Promise.all([timeouts.close(), cancels.close(), outbox.close()]);
+      await Promise.all(connections.map((connection) => connection.quit().catch(() => connection.disconnect())));
+    },
+  };
+}

@@ -1,0 +1,32 @@
+// Bearer-key checks for the agent-runtime and console APIs (constant-time).
+import { createHash, timingSafeEqual } from "node:crypto";
+import type { NextFunction, Request, Response } from "express";
+import { HubError } from "../errors.js";
+
+export type Principal = "agent" | "human";
+
+const digest = (value: string) => createHash("sha256").update(value).digest();
+
+/** Which of the keys the Authorization header carries, if any. */
+export function principalOf<K extends string>(
+  header: string | undefined,
+  keys: Partial<Record<K, string>>,
+): K | undefined {
+  const match = /^Bearer\s+(.+)$/i.exec(header ?? "");
+  if (!match?.[1]) return undefined;
+  const given = digest(match[1].trim());
+  for (const [principal, key] of Object.entries(keys) as [K, string | undefined][]) {
+    if (key && timingSafeEqual(given, digest(key))) return principal;
+  }
+  return undefined;
+}
+
+/** Express middleware admitting requests that carry one of `keys`; sets `res.locals.principal`. */
+export function requireBearer(keys: Partial<Record<Principal, string>>) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const principal = principalOf(req.get("authorization"), keys);
+    if (!principal) return next(new HubError(401, "unauthorized", "missing or wrong Authorization: Bearer key"));
+    res.locals.principal = principal;
+    next();
+  };
+}

@@ -1,0 +1,43 @@
+// Maps whatever a route threw to a JSON error: HubError as given, body-parser's errors as 4xx, the rest
+// as a plain 500 without a stack trace.
+import type { NextFunction, Request, Response } from "express";
+import { HubError } from "../errors.js";
+import type { Logger } from "../logger.js";
+
+interface BodyParserError {
+  type?: string;
+  status?: number;
+}
+
+export function errorHandler(log: Logger) {
+  return (error: unknown, req: Request, res: Response, _next: NextFunction) => {
+    if (error instanceof HubError) {
+      const body = {
+        error: { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) },
+      };
+      res.status(error.status).json(body);
+      return;
+    }
+    const parserError = error as BodyParserError;
+    if (parserError.type === "entity.parse.failed") {
+      res.status(400).json({
+        error: {
+          code: "invalid_body",
+          message: "the body is not valid JSON",
+          details: [{ field: "(body)", message: "not valid JSON" }],
+        },
+      });
+      return;
+    }
+    if (parserError.type === "entity.too.large") {
+      res.status(413).json({ error: { code: "payload_too_large", message: "the body is larger than 1 MiB" } });
+      return;
+    }
+    if (parserError.status && parserError.status >= 400 && parserError.status < 500) {
+      res.status(parserError.status).json({ error: { code: "bad_request", message: "the request could not be read" } });
+      return;
+    }
+    log.error({ err: error, method: req.method, route: req.route?.path }, "unhandled error");
+    res.status(500).json({ error: { code: "internal", message: "internal error" } });
+  };
+}

@@ -1,0 +1,19 @@
+// Liveness and readiness.
+import { Router } from "express";
+import type { HubContext } from "../../context.js";
+
+export function healthRoutes(ctx: HubContext): Router {
+  const router = Router();
+  router.get("/healthz", (_req, res) => {
+    res.json({ ok: true });
+  });
+  router.get("/readyz", async (_req, res) => {
+    const database = await ctx.db.$queryRaw`SELECT 1`.then(
+      () => true,
+      () => false,
+    );
+    const redis = ctx.queues.isReady();
+    res.status(database && redis ? 200 : 503).json({ ok: database && redis, database, redis });
+  });
+  return router;
+}

@@ -1,0 +1,96 @@
+// The agent-runtime API (SPEC §3). Thin: validate, call one function, shape the answer.
+import { Router } from "express";
+import { z } from "zod";
+import type { HubContext } from "../../context.js";
+import { conversationView, findOrCreateConversation, getConversation } from "../../conversations/conversations.js";
+import { postAgentMessage } from "../../conversations/agent-messages.js";
+import { listMessages, messageView } from "../../conversations/timeline.js";
+import { CHANNELS } from "../../conversations/window.js";
+import { cancelJob, getJob, listJobs } from "../../jobs/jobs.js";
+import { startToolCall } from "../../jobs/start-tool-call.js";
+import { requireBearer, type Principal } from "../auth.js";
+import { parseInput } from "../validate.js";
+
+const createConversationBody = z.object({
+  channel: z.enum(CHANNELS),
+  contact: z.string().trim().min(1).max(200),
+  name: z.string().trim().max(200).optional(),
+});
+const messagesQuery = z.object({
+  after: z.string().optional(),
+  limit: z.coerce.number().int().min(1).max(500).default(100),
+});
+const agentMessageBody = z.object({ text: z.string().trim().min(1).max(10_000) });
+const toolCallBody = z.object({
+  tool: z.string().min(1),
+  arguments: z.record(z.string(), z.unknown()).default({}),
+  toolCallId: z.string().min(1).max(200).optional(),
+});
+const jobsQuery = z.object({ status: z.enum(["running", "succeeded", "failed", "timed_out", "cancelled"]).optional() });
+
+export function v1Routes(ctx: HubContext): Router {
+  const router = Router();
+  const { hubApiKey, consoleApiKey } = ctx.config.secrets;
+  const agentOnly = requireBearer({ agent: hubApiKey });
+
+  router.post("/conversations", agentOnly, async (req, res) => {
+    const body = parseInput(createConversationBody, req.body);
+    const { conversation, created } = await findOrCreateConversation(ctx.db, body);
+    res.status(created ? 201 : 200).json({ conversation: conversationView(conversation, ctx.now()) });
+  });
+
+  router.get("/conversations/:id", agentOnly, async (req, res) => {
+    const conversation = await getConversation(ctx.db, req.params.id as string);
+    res.json({ conversation: conversationView(conversation, ctx.now()) });
+  });
+
+  router.get("/conversations/:id/messages", agentOnly, async (req, res) => {
+    const query = parseInput(messagesQuery, req.query);
+    const conversation = await getConversation(ctx.db, req.params.id as string);
+    const messages = await listMessages(ctx.db, conversation.id, { afterId: query.after, limit: query.limit });
+    res.json({ messages: messages.map(messageView) });
+  });
+
+  router.post("/conversations/:id/messages", agentOnly, async (req, res) => {
+    const body = parseInput(agentMessageBody, req.body);
+    const message = await postAgentMessage(ctx, req.params.id as string, body.text);
+    res.status(201).json({ message: messageView(message) });
+  });
+
+  router.post("/conversations/:id/tool-calls", agentOnly, async (req, res) => {
+    const body = parseInput(toolCallBody, req.body);
+    const outcome = await startToolCall(ctx, req.params.id as string, body);
+    const { status, ...rest } = outcome;
+    res.status(status).json(rest);
+  });
+
+  router.get("/conversations/:id/jobs", agentOnly, async (req, res) => {
+    const query = parseInput(jobsQuery, req.query);
+    res.json({ jobs: await listJobs(ctx, req.params.id as string, query.status) });
+  });
+
+  router.get("/jobs/:id", agentOnly, async (req, res) => {
+    res.json({ job: await getJob(ctx, req.params.id as string) });
+  });
+
+  // The agent or a human (console key) may call a job off.
+  router.post("/jobs/:id/cancel", requireBearer({ agent: hubApiKey, human: consoleApiKey }), async (req, res) => {
+    res.json({ job: await cancelJob(ctx, req.params.id as string, res.locals.principal as Principal) });
+  });
+
+  router.get("/tools", agentOnly, (_req, res) => {
+    res.json({
+      tools: [...ctx.tools.values()].map((tool) => ({
+        name: tool.name,
+        description: tool.description,
+        when_to_use: tool.whenToUse ?? null,
+        parameters: tool.parameters,
+        async: tool.async
+          ? { timeoutSeconds: tool.async.timeoutMs / 1000, cancellable: Boolean(tool.async.cancel) }
+          : false,
+      })),
+    });
+  });
+
+  return router;
+}

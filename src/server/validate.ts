@@ -1,0 +1,13 @@
+// zod at the edge: a failed parse becomes a 400 naming each field.
+import type { z } from "zod";
+import { HubError } from "../errors.js";
+
+export function parseInput<S extends z.ZodType>(schema: S, value: unknown, code = "invalid_request"): z.output<S> {
+  const parsed = schema.safeParse(value ?? {});
+  if (parsed.success) return parsed.data;
+  const details = parsed.error.issues.map((issue) => ({
+    field: issue.path.map(String).join(".") || "(body)",
+    message: issue.message,
+  }));
+  throw new HubError(400, code, `invalid ${details.map((detail) => detail.field).join(", ")}`, details);
+}

@@ -1,0 +1,15 @@
+// Tool timeouts: "90s", "10m", "8h". Default 10 minutes, at most 8 hours.
+export const DEFAULT_TIMEOUT_MS = 10 * 60_000;
+export const MAX_TIMEOUT_MS = 8 * 3_600_000;
+
+const unitMs = { s: 1000, m: 60_000, h: 3_600_000 } as const;
+
+/** Parses a duration, or returns an error sentence for the tool-file report. */
+export function parseDuration(text: string): { ms: number } | { error: string } {
+  const match = /^(\d+)\s*(s|m|h)$/.exec(text.trim());
+  if (!match) return { error: `"${text}" is not a duration like 90s, 10m or 8h` };
+  const ms = Number(match[1]) * unitMs[match[2] as keyof typeof unitMs];
+  if (ms <= 0) return { error: "must be longer than zero" };
+  if (ms > MAX_TIMEOUT_MS) return { error: `"${text}" is longer than the 8h limit` };
+  return { ms };
+}

@@ -1,0 +1,87 @@
+// The shape of a tools/*.yml file (SPEC §2.1), validated with zod so a problem names its key.
+import { z } from "zod";
+import { parseDuration } from "./duration.js";
+
+const httpMethod = z
+  .string()
+  .transform((value) => value.toUpperCase())
+  .pipe(z.enum(["GET", "POST", "PUT", "PATCH", "DELETE"]));
+
+const jsonPath = z.string().refine((value) => value.trim().startsWith("$"), "must be a JSONPath starting with $");
+
+const templateParameter = z.union([
+  z.string(),
+  z.object({ type: z.string().default("text"), text: z.string() }).loose(),
+]);
+
+export const whatsappTemplateSchema = z.strictObject({
+  name: z.string().min(1),
+  language: z.string().min(1),
+  components: z
+    .array(
+      z
+        .object({
+          type: z.string(),
+          parameters: z.array(templateParameter).optional(),
+        })
+        .loose(),
+    )
+    .optional(),
+});
+
+const asyncSchema = z.union([
+  z.literal(true),
+  z.strictObject({
+    timeout: z
+      .string()
+      .optional()
+      .superRefine((value, ctx) => {
+        if (value === undefined) return;
+        const parsed = parseDuration(value);
+        if ("error" in parsed) ctx.addIssue({ code: "custom", message: parsed.error });
+      }),
+    cancel: z.strictObject({ method: httpMethod, path: z.string().min(1) }).optional(),
+    whatsapp_template: whatsappTemplateSchema.optional(),
+  }),
+]);
+
+export const toolFileSchema = z.strictObject({
+  description: z.string().min(1),
+  when_to_use: z.string().optional(),
+  parameters: z.record(z.string(), z.unknown()).default({ type: "object", properties: {} }),
+  // Accepted for compatibility with tool files written for the agent platform; the hub does not use it.
+  access: z.unknown().optional(),
+  async: asyncSchema.optional(),
+  request: z.strictObject({
+    method: httpMethod.default("POST"),
+    base_url: z.string().min(1),
+    path: z.string().default(""),
+    headers: z.record(z.string(), z.string()).default({}),
+    // A key with no value takes the tool-call argument of the same name.
+    body: z.record(z.string(), z.unknown()).optional(),
+  }),
+  respond: z.strictObject({ data: z.record(z.string(), jsonPath).default({}) }).optional(),
+});
+
+export type ToolFile = z.output<typeof toolFileSchema>;
+export type WhatsappTemplate = z.output<typeof whatsappTemplateSchema>;
+
+/** A loaded, validated tool. */
+export interface Tool {
+  name: string;
+  file: string;
+  description: string;
+  whenToUse: string | undefined;
+  parameters: Record<string, unknown>;
+  async:
+    | {
+        timeoutMs: number;
+        cancel: { method: string; path: string } | undefined;
+        template: WhatsappTemplate | undefined;
+      }
+    | undefined;
+  request: ToolFile["request"];
+  respond: Record<string, string>;
+  /** Checks arguments against `parameters`; returns the problems, or [] when they fit. */
+  validateArguments(args: unknown): { path: string; message: string }[];
+}
