@@ -1,4 +1,5 @@
 import js from "@eslint/js";
+import globals from "globals";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
@@ -11,17 +12,6 @@ export default tseslint.config(
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
     },
   },
-  {
-    files: ["web/**/*.js"],
-    languageOptions: {
-      globals: {
-        window: "readonly",
-        document: "readonly",
-        io: "readonly",
-        localStorage: "readonly",
-        fetch: "readonly",
-        console: "readonly",
-      },
-    },
-  },
+  { files: ["scripts/**", "bin/**", "*.js"], languageOptions: { globals: globals.node } },
+  { files: ["web/**/*.js"], languageOptions: { globals: { ...globals.browser, io: "readonly" } } },
 );
