@@ -12,6 +12,7 @@ export default tseslint.config(
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
     },
   },
+  { files: ["test/**", "bench/**"], rules: { "@typescript-eslint/no-explicit-any": "off" } },
   { files: ["scripts/**", "bin/**", "*.js"], languageOptions: { globals: globals.node } },
   { files: ["web/**/*.js"], languageOptions: { globals: { ...globals.browser, io: "readonly" } } },
 );

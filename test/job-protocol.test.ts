@@ -1,0 +1,3 @@
+import { defineJobProtocolTests } from "./support/job-protocol-scenarios.js";
+
+defineJobProtocolTests("postgresql");

@@ -1,0 +1,123 @@
+// Starts a real hub (HTTP server, workers, PostgreSQL or embedded database, Redis) for a test file.
+import { mkdtempSync, writeFileSync, mkdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { Writable } from "node:stream";
+import { loadConfig, type Config } from "../../src/config.js";
+import { startHub, type Hub } from "../../src/hub.js";
+import { createLogger } from "../../src/logger.js";
+import { clearRedisPrefix, createDatabase, freePort, queuePrefix, REDIS_URL } from "./services.js";
+
+export const HUB_API_KEY = "hub-key-for-tests";
+export const CONSOLE_API_KEY = "console-key-for-tests";
+
+export interface TestHubOptions {
+  database?: "postgresql" | "embedded";
+  /** YAML text per tool name. */
+  tools?: Record<string, string>;
+  env?: Record<string, string>;
+}
+
+/** One test file's hub; `restart()` stops it and starts a new process-equivalent on the same state. */
+export class TestHub {
+  hub!: Hub;
+  config!: Config;
+  readonly logs: string[] = [];
+  private dropDatabase: (() => Promise<void>) | undefined;
+  private env: Record<string, string> = {};
+
+  static async start(options: TestHubOptions = {}): Promise<TestHub> {
+    const testHub = new TestHub();
+    await testHub.init(options);
+    return testHub;
+  }
+
+  private async init(options: TestHubOptions): Promise<void> {
+    const dir = mkdtempSync(path.join(tmpdir(), "hub-test-"));
+    const toolsDir = path.join(dir, "tools");
+    mkdirSync(toolsDir);
+    for (const [name, yaml] of Object.entries(options.tools ?? {}))
+      writeFileSync(path.join(toolsDir, `${name}.yml`), yaml);
+    let databaseUrl = "";
+    if ((options.database ?? "postgresql") === "postgresql") {
+      const database = await createDatabase();
+      databaseUrl = database.url;
+      this.dropDatabase = database.drop;
+    }
+    const port = await freePort();
+    this.env = {
+      HOST: "127.0.0.1",
+      PORT: String(port),
+      PUBLIC_URL: `http://127.0.0.1:${port}`,
+      DATA_DIR: path.join(dir, "data"),
+      DATABASE_URL: databaseUrl,
+      REDIS_URL,
+      QUEUE_PREFIX: queuePrefix(),
+      TOOLS_DIR: toolsDir,
+      LOG_LEVEL: "info",
+      HUB_API_KEY,
+      CONSOLE_API_KEY,
+      CALLBACK_SECRET: "callback-secret-for-tests",
+      TOOL_START_TIMEOUT_MS: "1500",
+      CANCEL_RETRY_BASE_MS: "100",
+      CANCEL_RETRY_MAX_MS: "400",
+      OUTBOX_SWEEP_MS: "300",
+      ...options.env,
+    };
+    await this.boot();
+  }
+
+  private async boot(): Promise<void> {
+    this.config = loadConfig(this.env);
+    const sink = new Writable({
+      write: (chunk: Buffer, _encoding, done) => {
+        this.logs.push(chunk.toString());
+        done();
+      },
+    });
+    this.hub = await startHub(this.config, { logger: createLogger("info", sink) });
+  }
+
+  get url(): string {
+    return this.hub.url!;
+  }
+
+  get ctx() {
+    return this.hub.ctx;
+  }
+
+  get db() {
+    return this.hub.ctx.db;
+  }
+
+  /** Stops every part of the hub and starts it again on the same database, Redis prefix and port. */
+  async restart(between?: () => Promise<void>): Promise<void> {
+    await this.hub.stop();
+    await between?.();
+    await this.boot();
+  }
+
+  async api(method: string, route: string, body?: unknown, key = HUB_API_KEY): Promise<{ status: number; body: any }> {
+    const res = await fetch(`${this.url}${route}`, {
+      method,
+      headers: {
+        Authorization: `Bearer ${key}`,
+        ...(body === undefined ? {} : { "Content-Type": "application/json" }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : undefined };
+  }
+
+  async conversation(channel = "web", contact = `visitor-${Math.random().toString(36).slice(2)}`): Promise<string> {
+    const res = await this.api("POST", "/v1/conversations", { channel, contact });
+    return res.body.conversation.id as string;
+  }
+
+  async stop(): Promise<void> {
+    await this.hub.stop();
+    await clearRedisPrefix(this.env.QUEUE_PREFIX!);
+    await this.dropDatabase?.();
+  }
+}

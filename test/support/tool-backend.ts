@@ -1,0 +1,100 @@
+// A tool backend written from the tool-backend guide: Express, `requireToolKey`, 202 with a message, the
+// job kept on a queue, results posted to the callback URL with the guide's retry loop, and a DELETE
+// endpoint for cancel requests. Tests steer how it answers.
+import { once } from "node:events";
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import express, { type NextFunction, type Request, type Response } from "express";
+
+export const TOOL_KEY = "tool-key-for-tests";
+
+export interface ReceivedJob {
+  id: string;
+  callbackUrl: string;
+  body: Record<string, unknown>;
+  path: string;
+}
+
+export type StartMode =
+  | { kind: "accept"; message?: string }
+  | { kind: "immediate"; body: unknown }
+  | { kind: "status"; status: number; body?: unknown }
+  | { kind: "hang" };
+
+export class ToolBackend {
+  readonly jobs: ReceivedJob[] = [];
+  readonly starts: { path: string; body: Record<string, unknown>; headers: Record<string, string | undefined> }[] = [];
+  readonly cancels: { jobId: string; status: number }[] = [];
+  startMode: StartMode = { kind: "accept" };
+  /** How many cancel requests to answer 503 before accepting one. */
+  cancelFailures = 0;
+  private server: Server | undefined;
+  url = "";
+
+  async start(): Promise<this> {
+    const app = express();
+    app.use(express.json());
+    const requireToolKey = (req: Request, res: Response, next: NextFunction) => {
+      if (req.get("authorization") !== `Bearer ${TOOL_KEY}`) return void res.status(401).json({ error: "bad key" });
+      next();
+    };
+    app.post("/vatio/:name", requireToolKey, async (req, res) => {
+      const job = { id: req.get("X-Vatio-Job-Id") ?? "", callbackUrl: req.get("X-Vatio-Callback-Url") ?? "" };
+      this.starts.push({
+        path: req.path,
+        body: req.body as Record<string, unknown>,
+        headers: { jobId: req.get("X-Vatio-Job-Id"), callbackUrl: req.get("X-Vatio-Callback-Url") },
+      });
+      const mode = this.startMode;
+      if (mode.kind === "hang") return; // never answers; the hub gives up after its limit
+      if (mode.kind === "immediate") return void res.status(200).json(mode.body);
+      if (mode.kind === "status") return void res.status(mode.status).json(mode.body ?? { error: "nope" });
+      this.jobs.push({ ...job, body: req.body as Record<string, unknown>, path: req.path });
+      res.status(202).json({ message: mode.message ?? "Working on it; this usually takes about two minutes." });
+    });
+    app.delete("/vatio/jobs/:id", requireToolKey, (req, res) => {
+      const failing = this.cancelFailures > 0;
+      if (failing) this.cancelFailures -= 1;
+      const status = failing ? 503 : 200;
+      this.cancels.push({ jobId: req.params.id as string, status });
+      res.status(status).json(failing ? { error: "busy" } : { result: "ok", message: "Cancelled" });
+    });
+    this.server = app.listen(0, "127.0.0.1");
+    await once(this.server, "listening");
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this;
+  }
+
+  job(id: string): ReceivedJob {
+    const job = this.jobs.find((candidate) => candidate.id === id);
+    if (!job) throw new Error(`backend never received job ${id}`);
+    return job;
+  }
+
+  /** Posts to a job's callback URL the way the guide's worker does: at least once, retried on 5xx/429. */
+  async post(jobId: string, body: unknown): Promise<{ status: number; body: unknown }> {
+    return postCallback(this.job(jobId).callbackUrl, body);
+  }
+
+  async stop(): Promise<void> {
+    this.server?.closeAllConnections();
+    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+  }
+}
+
+export async function postCallback(
+  url: string,
+  body: unknown,
+  raw = false,
+): Promise<{ status: number; body: unknown }> {
+  for (let attempt = 1; attempt <= 5; attempt++) {
+    const res = await fetch(url, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: raw ? (body as string) : JSON.stringify(body),
+    }).catch(() => null);
+    if (res && res.status < 500 && res.status !== 429) return { status: res.status, body: await res.json() };
+    await new Promise((resolve) => setTimeout(resolve, attempt * 200));
+  }
+  throw new Error("callback kept failing");
+}
