@@ -80,7 +80,7 @@ export function parseToolFile(
   } catch (error) {
     return { problems: [{ file, key: "parameters", reason: `not a valid JSON Schema: ${(error as Error).message}` }] };
   }
-  const asyncSpec = spec.async === undefined ? undefined : spec.async === true ? {} : spec.async;
+  const asyncSpec = spec.async;
   const timeout = asyncSpec?.timeout ? parseDuration(asyncSpec.timeout) : { ms: DEFAULT_TIMEOUT_MS };
   return {
     tool: {

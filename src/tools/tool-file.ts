@@ -29,8 +29,9 @@ export const whatsappTemplateSchema = z.strictObject({
     .optional(),
 });
 
-const asyncSchema = z.union([
-  z.literal(true),
+// `async: true` is the full form with every default; `async: false` is a normal tool.
+const asyncSchema = z.preprocess(
+  (value) => (value === true ? {} : value === false ? undefined : value),
   z.strictObject({
     timeout: z
       .string()
@@ -43,7 +44,7 @@ const asyncSchema = z.union([
     cancel: z.strictObject({ method: httpMethod, path: z.string().min(1) }).optional(),
     whatsapp_template: whatsappTemplateSchema.optional(),
   }),
-]);
+);
 
 export const toolFileSchema = z.strictObject({
   description: z.string().min(1),

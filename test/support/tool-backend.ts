@@ -26,8 +26,8 @@ export class ToolBackend {
   readonly starts: { path: string; body: Record<string, unknown>; headers: Record<string, string | undefined> }[] = [];
   readonly cancels: { jobId: string; status: number }[] = [];
   startMode: StartMode = { kind: "accept" };
-  /** How many cancel requests to answer 503 before accepting one. */
-  cancelFailures = 0;
+  /** Per job: how many cancel requests to answer 503 before accepting one. */
+  readonly cancelFailures = new Map<string, number>();
   private server: Server | undefined;
   url = "";
 
@@ -53,10 +53,11 @@ export class ToolBackend {
       res.status(202).json({ message: mode.message ?? "Working on it; this usually takes about two minutes." });
     });
     app.delete("/vatio/jobs/:id", requireToolKey, (req, res) => {
-      const failing = this.cancelFailures > 0;
-      if (failing) this.cancelFailures -= 1;
+      const jobId = req.params.id as string;
+      const failing = (this.cancelFailures.get(jobId) ?? 0) > 0;
+      if (failing) this.cancelFailures.set(jobId, this.cancelFailures.get(jobId)! - 1);
       const status = failing ? 503 : 200;
-      this.cancels.push({ jobId: req.params.id as string, status });
+      this.cancels.push({ jobId, status });
       res.status(status).json(failing ? { error: "busy" } : { result: "ok", message: "Cancelled" });
     });
     this.server = app.listen(0, "127.0.0.1");
