@@ -15,7 +15,9 @@ describe("callback tokens", () => {
     const token = createCallbackToken("s1", jobId, later);
     expect(verifyCallbackToken("s2", token, now)).toBeUndefined();
     const [payload, signature] = token.split(".") as [string, string];
-    const otherJob = Buffer.from(`${jobId.replace("abcd", "abce")}.${Math.floor(later.getTime() / 1000)}`).toString("base64url");
+    const otherJob = Buffer.from(`${jobId.replace("abcd", "abce")}.${Math.floor(later.getTime() / 1000)}`).toString(
+      "base64url",
+    );
     expect(verifyCallbackToken("s1", `${otherJob}.${signature}`, now)).toBeUndefined();
     const longer = Buffer.from(`${jobId}.${Math.floor(later.getTime() / 1000) + 86400}`).toString("base64url");
     expect(verifyCallbackToken("s1", `${longer}.${signature}`, now)).toBeUndefined();

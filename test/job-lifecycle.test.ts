@@ -53,8 +53,14 @@ describe("job lifecycle", () => {
     const cancelled = await hub.api("POST", `/v1/jobs/${jobId}/cancel`);
     expect(cancelled.status).toBe(200);
     expect(cancelled.body.job.status).toBe("cancelled");
-    await eventually(() => backend.cancels.find((cancel) => cancel.jobId === jobId && cancel.status === 200), "the cancel request");
-    await eventually(async () => (await hub.db.job.findUniqueOrThrow({ where: { id: jobId } })).cancelRequest === "sent", "cancel sent");
+    await eventually(
+      () => backend.cancels.find((cancel) => cancel.jobId === jobId && cancel.status === 200),
+      "the cancel request",
+    );
+    await eventually(
+      async () => (await hub.db.job.findUniqueOrThrow({ where: { id: jobId } })).cancelRequest === "sent",
+      "cancel sent",
+    );
     const late = await backend.post(jobId, { result: "ok", message: "too late" });
     expect(late.status).toBe(409);
     const again = await hub.api("POST", `/v1/jobs/${jobId}/cancel`);
@@ -76,8 +82,13 @@ describe("job lifecycle", () => {
     const jobId = await start("match_therapists", { reason: "flaky cancel", area: "Ñuñoa" });
     backend.cancelFailures.set(jobId, 3);
     await hub.api("POST", `/v1/jobs/${jobId}/cancel`);
-    await eventually(() => backend.cancels.find((cancel) => cancel.jobId === jobId && cancel.status === 200), "an accepted cancel");
-    expect(backend.cancels.filter((cancel) => cancel.jobId === jobId).map((cancel) => cancel.status)).toEqual([503, 503, 503, 200]);
+    await eventually(
+      () => backend.cancels.find((cancel) => cancel.jobId === jobId && cancel.status === 200),
+      "an accepted cancel",
+    );
+    expect(backend.cancels.filter((cancel) => cancel.jobId === jobId).map((cancel) => cancel.status)).toEqual([
+      503, 503, 503, 200,
+    ]);
   });
 
   it("a hub restart mid-job, with Redis having lost everything, keeps the job's timeout and accepts its result", async () => {
@@ -85,10 +96,19 @@ describe("job lifecycle", () => {
     const timeoutJob = await start("quick_report", { topic: "restart" });
     await hub.restart(() => clearRedisPrefix(hub.config.queuePrefix));
     // The timeout was re-armed from the database.
-    await eventually(async () => (await hub.db.job.findUniqueOrThrow({ where: { id: timeoutJob } })).status === "timed_out", "the re-armed timeout");
-    await eventually(() => backend.cancels.find((cancel) => cancel.jobId === timeoutJob), "the cancel request after restart");
+    await eventually(
+      async () => (await hub.db.job.findUniqueOrThrow({ where: { id: timeoutJob } })).status === "timed_out",
+      "the re-armed timeout",
+    );
+    await eventually(
+      () => backend.cancels.find((cancel) => cancel.jobId === timeoutJob),
+      "the cancel request after restart",
+    );
     // The callback URL issued before the restart still works.
-    expect(await backend.post(resultJob, { result: "ok", message: "after restart" })).toEqual({ status: 200, body: { ok: true } });
+    expect(await backend.post(resultJob, { result: "ok", message: "after restart" })).toEqual({
+      status: 200,
+      body: { ok: true },
+    });
     expect((await hub.api("GET", `/v1/jobs/${resultJob}`)).body.job.status).toBe("succeeded");
   });
 
@@ -98,7 +118,10 @@ describe("job lifecycle", () => {
     const item = await hub.db.outboxItem.findFirstOrThrow({ where: { jobId } });
     // Simulate a crash between commit and enqueue: the queue never got it.
     await hub.ctx.queues.outbox.remove(item.id);
-    await hub.db.outboxItem.update({ where: { id: item.id }, data: { enqueuedAt: null, createdAt: new Date(Date.now() - 60_000) } });
+    await hub.db.outboxItem.update({
+      where: { id: item.id },
+      data: { enqueuedAt: null, createdAt: new Date(Date.now() - 60_000) },
+    });
     expect(await hub.ctx.queues.outbox.getJob(item.id)).toBeUndefined();
     await sweepOnce(hub.ctx);
     await sweepOnce(hub.ctx);

@@ -35,10 +35,15 @@ describe("durations", () => {
 
 describe("tool file validation", () => {
   it("the guide's example file loads, with the default timeout when async is true", async () => {
-    const plain = matchTherapists.replace(/async:\n(  .*\n)+/, "async: true\n");
-    const { tools, problems } = await loadTools(toolsDir({ "match_therapists.yml": matchTherapists, "plain.yml": plain }));
+    const plain = matchTherapists.replace(/async:\n( {2}.*\n)+/, "async: true\n");
+    const { tools, problems } = await loadTools(
+      toolsDir({ "match_therapists.yml": matchTherapists, "plain.yml": plain }),
+    );
     expect(problems).toEqual([]);
-    expect(tools.get("match_therapists")?.async).toMatchObject({ timeoutMs: 600_000, cancel: { method: "DELETE", path: "/vatio/jobs/$job.id" } });
+    expect(tools.get("match_therapists")?.async).toMatchObject({
+      timeoutMs: 600_000,
+      cancel: { method: "DELETE", path: "/vatio/jobs/$job.id" },
+    });
     expect(tools.get("plain")?.async).toMatchObject({ timeoutMs: 600_000, cancel: undefined });
   });
 
@@ -57,22 +62,35 @@ describe("tool file validation", () => {
     expect(byFile["too_long.yml"]).toMatchObject({ key: "async.timeout", reason: expect.stringContaining("8h") });
     expect(byFile["bad_method.yml"]).toMatchObject({ key: "async.cancel.method" });
     expect(byFile["no_request.yml"]).toMatchObject({ key: "request" });
-    expect(byFile["bad_schema.yml"]).toMatchObject({ key: "parameters", reason: expect.stringContaining("JSON Schema") });
+    expect(byFile["bad_schema.yml"]).toMatchObject({
+      key: "parameters",
+      reason: expect.stringContaining("JSON Schema"),
+    });
     expect(byFile["typo.yml"]).toMatchObject({ key: "", reason: expect.stringContaining("responds") });
     expect(byFile["broken.yml"]?.reason).toMatch(/^YAML/);
-    expect(byFile["bad_path.yml"]).toMatchObject({ key: "respond.data.therapists", reason: expect.stringContaining("JSONPath") });
+    expect(byFile["bad_path.yml"]).toMatchObject({
+      key: "respond.data.therapists",
+      reason: expect.stringContaining("JSONPath"),
+    });
   });
 
   it("the hub refuses to start on an invalid tool file", async () => {
     const dir = toolsDir({ "broken.yml": "description: 1\nrequest: {}\n" });
-    const config = loadConfig({ TOOLS_DIR: dir, DATA_DIR: mkdtempSync(path.join(tmpdir(), "hub-data-")), LOG_LEVEL: "silent" });
+    const config = loadConfig({
+      TOOLS_DIR: dir,
+      DATA_DIR: mkdtempSync(path.join(tmpdir(), "hub-data-")),
+      LOG_LEVEL: "silent",
+    });
     await expect(startHub(config)).rejects.toBeInstanceOf(ToolFileError);
   });
 
   it("`hub tools check` prints file, key and reason and exits non-zero; exits 0 on valid files", () => {
     const bad = toolsDir({ "quote.yml": matchTherapists.replace("timeout: 10m", "timeout: 1d") });
     const run = (dir: string) =>
-      spawnSync(process.execPath, ["bin/hub.js", "tools", "check", dir], { encoding: "utf8", env: { ...process.env, LOG_LEVEL: "silent" } });
+      spawnSync(process.execPath, ["bin/hub.js", "tools", "check", dir], {
+        encoding: "utf8",
+        env: { ...process.env, LOG_LEVEL: "silent" },
+      });
     const failed = run(bad);
     expect(failed.status).toBe(1);
     expect(failed.stdout).toMatch(/quote\.yml: async\.timeout: "1d" is not a duration/);
@@ -90,7 +108,11 @@ describe("rendering a tool's requests", () => {
   };
 
   it("fills $env values, takes empty body keys from the arguments and keeps literal values", () => {
-    const request = renderToolRequest(tool(), { reason: "anxiety", area: "Ñuñoa", extra: "not declared" }, env({ CLINIC_API: "http://clinic.test/", CLINIC_API_KEY: "k1" }));
+    const request = renderToolRequest(
+      tool(),
+      { reason: "anxiety", area: "Ñuñoa", extra: "not declared" },
+      env({ CLINIC_API: "http://clinic.test/", CLINIC_API_KEY: "k1" }),
+    );
     expect(request).toEqual({
       method: "POST",
       url: "http://clinic.test/vatio/match",
@@ -100,8 +122,15 @@ describe("rendering a tool's requests", () => {
   });
 
   it("puts the job id in the cancel path", () => {
-    const request = renderCancelRequest(tool(), "6f1c0000-0000-4000-8000-000000000001", env({ CLINIC_API: "http://clinic.test", CLINIC_API_KEY: "k1" }));
-    expect(request).toMatchObject({ method: "DELETE", url: "http://clinic.test/vatio/jobs/6f1c0000-0000-4000-8000-000000000001" });
+    const request = renderCancelRequest(
+      tool(),
+      "6f1c0000-0000-4000-8000-000000000001",
+      env({ CLINIC_API: "http://clinic.test", CLINIC_API_KEY: "k1" }),
+    );
+    expect(request).toMatchObject({
+      method: "DELETE",
+      url: "http://clinic.test/vatio/jobs/6f1c0000-0000-4000-8000-000000000001",
+    });
     expect(request?.headers.Authorization).toBe("Bearer k1");
   });
 
