@@ -36,6 +36,10 @@ const envSchema = z.object({
   CANCEL_RETRY_BASE_MS: positiveInt(2000),
   CANCEL_RETRY_MAX_MS: positiveInt(5 * 60_000),
   OUTBOX_SWEEP_MS: positiveInt(5000),
+  TURN_RETRY_BASE_MS: positiveInt(1000),
+  // The demo tool's backend, served by the hub itself (on by default outside production).
+  DEMO: z.enum(["true", "false"]).optional(),
+  DEMO_DELAY_MS: positiveInt(12_000),
 
   META_APP_SECRET: optional,
   META_VERIFY_TOKEN: optional,
@@ -80,6 +84,9 @@ export interface Config {
   toolStartTimeoutMs: number;
   cancelRetry: { baseMs: number; maxMs: number };
   outboxSweepMs: number;
+  /** First backoff of a failed turn (agent runtime down); doubles up to a minute. */
+  turnRetryBaseMs: number;
+  demo: { enabled: boolean; delayMs: number };
   meta: {
     appSecret: string | undefined;
     verifyToken: string | undefined;
@@ -167,6 +174,8 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     toolStartTimeoutMs: env.TOOL_START_TIMEOUT_MS,
     cancelRetry: { baseMs: env.CANCEL_RETRY_BASE_MS, maxMs: env.CANCEL_RETRY_MAX_MS },
     outboxSweepMs: env.OUTBOX_SWEEP_MS,
+    turnRetryBaseMs: env.TURN_RETRY_BASE_MS,
+    demo: { enabled: env.DEMO ? env.DEMO === "true" : !production, delayMs: env.DEMO_DELAY_MS },
     meta: {
       appSecret: env.META_APP_SECRET,
       verifyToken: env.META_VERIFY_TOKEN,

@@ -1,8 +1,12 @@
 // What every service function is handed: built once by the composition root (src/hub.ts).
+import type { AgentPort } from "./agent/agent-port.js";
+import type { ChannelAdapter } from "./channels/channel.js";
 import type { Config } from "./config.js";
+import type { Channel } from "./conversations/window.js";
 import type { Db } from "./db/client.js";
 import type { Logger } from "./logger.js";
 import type { Queues } from "./queues.js";
+import type { Realtime } from "./realtime.js";
 import type { ToolRegistry } from "./tools/load-tools.js";
 
 export interface HubContext {
@@ -11,6 +15,9 @@ export interface HubContext {
   log: Logger;
   queues: Queues;
   tools: ToolRegistry;
+  realtime: Realtime;
+  agent: AgentPort;
+  channels: Record<Channel, ChannelAdapter>;
   /** `$env.NAME` lookup for tool files. */
   env: (name: string) => string | undefined;
   /** The hub's public base URL (known once the server listens when PUBLIC_URL is not set). */

@@ -2,13 +2,22 @@
 import { once } from "node:events";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { Worker } from "bullmq";
+import { builtInComposer } from "./agent/composer.js";
+import { demoStarter } from "./agent/demo-agent.js";
+import { httpAgent } from "./agent/http-agent.js";
+import { disabledChannel } from "./channels/disabled-channel.js";
+import { attachWidgetNamespace } from "./channels/widget/widget-namespace.js";
+import { widgetChannel } from "./channels/widget/widget-channel.js";
 import { toolEnvironment, type Config } from "./config.js";
 import type { HubContext } from "./context.js";
 import { openDatabase, type Database } from "./db/client.js";
 import { startSweeper } from "./delivery/sweeper.js";
+import { startTurnWorker } from "./delivery/turn-worker.js";
 import { startJobWorkers, type Workers } from "./jobs/job-workers.js";
 import { createLogger, type Logger } from "./logger.js";
 import { openQueues, type Queues } from "./queues.js";
+import { createRealtime } from "./realtime.js";
 import { createApp } from "./server/app.js";
 import { loadTools, ToolFileError } from "./tools/load-tools.js";
 
@@ -41,21 +50,39 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
   }
   let publicUrl = config.publicUrl;
   const env = toolEnvironment();
+  const realtime = createRealtime(config.redisUrl, config.queuePrefix);
+  const widget = widgetChannel(realtime);
   const ctx: HubContext = {
     config,
     db: database.db,
     log,
     queues,
     tools,
-    env: (name) => env[name],
+    realtime,
+    agent: builtInComposer(),
+    channels: {
+      web: widget,
+      ios: widget,
+      android: widget,
+      flutter: widget,
+      whatsapp: disabledChannel,
+      instagram: disabledChannel,
+    },
+    // `$env.HUB_URL` defaults to the hub's own address (the demo tool's backend lives there).
+    env: (name) => env[name] ?? (name === "HUB_URL" ? publicUrl : undefined),
     publicUrl: () => publicUrl,
     now: options.now ?? (() => new Date()),
   };
+  ctx.agent = config.agent
+    ? httpAgent(config.agent.url, config.agent.secret)
+    : builtInComposer({ startDemo: demoStarter(ctx) });
 
   let server: Server | undefined;
   let url: string | undefined;
   if (config.role !== "worker") {
     server = createServer(createApp(ctx));
+    realtime.io.attach(server);
+    attachWidgetNamespace(ctx);
     server.listen(config.port, config.host);
     await once(server, "listening");
     const { port } = server.address() as AddressInfo;
@@ -64,9 +91,11 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
   }
 
   let workers: Workers | undefined;
+  let turnWorker: Worker | undefined;
   let sweeper: { stop(): Promise<void> } | undefined;
   if (config.role !== "web") {
     workers = await startJobWorkers(ctx);
+    turnWorker = startTurnWorker(ctx);
     sweeper = startSweeper(ctx);
   }
   log.info(
@@ -75,6 +104,7 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
       database: database.kind,
       migrations_applied: database.appliedMigrations.length,
       tools: tools.size,
+      agent: config.agent ? "http" : "built-in composer",
       url,
     },
     "hub started",
@@ -85,12 +115,13 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
     url,
     database,
     async stop() {
+      await realtime.close();
       if (server) {
         server.closeAllConnections();
         await new Promise<void>((resolve) => server!.close(() => resolve()));
       }
       await sweeper?.stop();
-      await workers?.close();
+      await Promise.all([workers?.close(), turnWorker?.close()]);
       await queues.close();
       await database.close();
     },

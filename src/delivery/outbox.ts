@@ -6,7 +6,8 @@ import type { HubContext } from "../context.js";
 import type { Tx } from "../db/client.js";
 import type { Prisma } from "../generated/prisma/client.js";
 
-export type OutboxKind = "tool_result" | "tool_failed" | "progress" | "agent_message" | "user_message" | "handback";
+export type OutboxKind =
+  "tool_result" | "tool_failed" | "progress" | "agent_message" | "human_message" | "user_message" | "handback";
 
 export interface NewOutboxItem {
   conversationId: string;
@@ -29,6 +30,10 @@ export async function recordOutboxItem(tx: Tx, item: NewOutboxItem): Promise<str
 }
 
 const ENQUEUE_WAIT_MS = 2000;
+/** Retried with backoff (see turn-worker.ts) for about an hour; then the sweep puts it back. */
+const TURN_JOB = { attempts: 12, backoff: { type: "custom" }, removeOnComplete: true, removeOnFail: true } as const;
+/** Items not finished this long after their last change are given a new queue job by the sweep. */
+const STUCK_MS = 60_000;
 
 /** Puts committed items on the outbox queue and marks them enqueued. Failure is left to the sweep. */
 export async function enqueueOutboxItems(ctx: HubContext, ids: (string | undefined)[]): Promise<void> {
@@ -36,7 +41,9 @@ export async function enqueueOutboxItems(ctx: HubContext, ids: (string | undefin
   if (wanted.length === 0) return;
   try {
     await withTimeout(
-      ctx.queues.outbox.addBulk(wanted.map((id) => ({ name: "deliver", data: { itemId: id }, opts: { jobId: id } }))),
+      ctx.queues.outbox.addBulk(
+        wanted.map((id) => ({ name: "deliver", data: { itemId: id }, opts: { jobId: id, ...TURN_JOB } })),
+      ),
       ENQUEUE_WAIT_MS,
     );
     await ctx.db.outboxItem.updateMany({
@@ -50,8 +57,15 @@ export async function enqueueOutboxItems(ctx: HubContext, ids: (string | undefin
 
 /** Enqueues pending items that were committed but never enqueued (older than `graceMs`). */
 export async function sweepOutbox(ctx: HubContext, graceMs = ctx.config.outboxSweepMs): Promise<number> {
+  const now = ctx.now().getTime();
   const stranded = await ctx.db.outboxItem.findMany({
-    where: { state: "pending", enqueuedAt: null, createdAt: { lt: new Date(ctx.now().getTime() - graceMs) } },
+    where: {
+      OR: [
+        { state: "pending", enqueuedAt: null, createdAt: { lt: new Date(now - graceMs) } },
+        // Queued once but still unfinished: its queue job may have been lost with Redis or run out of retries.
+        { state: { in: ["pending", "in_turn"] }, updatedAt: { lt: new Date(now - STUCK_MS) } },
+      ],
+    },
     select: { id: true },
     orderBy: { seq: "asc" },
     take: 500,

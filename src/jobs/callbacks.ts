@@ -156,5 +156,13 @@ export async function handleCallback(ctx: HubContext, token: string, rawBody: un
   );
   await enqueueOutboxItems(ctx, [outcome.itemId]);
   if (outcome.ended) await disarmTimeout(ctx, job.id);
+  if ("progress" in body) {
+    ctx.realtime.progress(job.conversationId, {
+      jobId: job.id,
+      tool: job.tool,
+      text: body.progress,
+      at: ctx.now().toISOString(),
+    });
+  }
   return outcome.answer;
 }

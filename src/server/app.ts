@@ -1,4 +1,5 @@
 // The express app: routes and error mapping, nothing else.
+import { fileURLToPath } from "node:url";
 import express, { type Express } from "express";
 import type { HubContext } from "../context.js";
 import { HubError } from "../errors.js";
@@ -6,6 +7,11 @@ import { errorHandler } from "./error-handler.js";
 import { callbackRoutes } from "./routes/callbacks.js";
 import { healthRoutes } from "./routes/health.js";
 import { v1Routes } from "./routes/v1.js";
+import { consoleRoutes } from "./routes/console.js";
+import { widgetRoutes } from "./routes/widget.js";
+import { demoBackend } from "../demo/demo-backend.js";
+
+const webDir = fileURLToPath(new URL("../../web/", import.meta.url));
 
 export function createApp(ctx: HubContext): Express {
   const app = express();
@@ -13,7 +19,14 @@ export function createApp(ctx: HubContext): Express {
   app.set("trust proxy", true);
   app.use(healthRoutes(ctx));
   app.use("/callbacks", callbackRoutes(ctx));
-  app.use("/v1", express.json({ limit: "1mb" }), v1Routes(ctx));
+  app.use("/v1", express.json({ limit: "1mb" }), consoleRoutes(ctx), v1Routes(ctx));
+  app.use("/widget", express.json({ limit: "64kb" }), widgetRoutes(ctx));
+  if (ctx.config.demo.enabled) {
+    app.use("/demo-backend", express.json(), demoBackend({ delayMs: ctx.config.demo.delayMs, log: ctx.log }));
+    app.get("/", (_req, res) => res.redirect("/demo"));
+  }
+  app.get("/demo", (_req, res) => res.sendFile("demo.html", { root: webDir }));
+  app.use(express.static(webDir, { index: false, maxAge: "5m" }));
   app.use((_req, _res, next) => next(new HubError(404, "not_found", "no such route")));
   app.use(errorHandler(ctx.log));
   return app;

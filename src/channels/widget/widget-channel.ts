@@ -1,0 +1,37 @@
+// The widget channel (web, iOS, Android, Flutter): push to the conversation's room on any hub process;
+// a client's ack marks the message delivered; with no socket it stays stored for the history.
+import type { Conversation, Message } from "../../generated/prisma/client.js";
+import type { Realtime } from "../../realtime.js";
+import type { ChannelAdapter, SendOutcome } from "../channel.js";
+import { roomOf, type WidgetMessage } from "./events.js";
+
+const ACK_TIMEOUT_MS = 5000;
+
+export function widgetMessage(message: Message): WidgetMessage {
+  return {
+    id: message.id,
+    role: message.role as WidgetMessage["role"],
+    text: message.text ?? "",
+    createdAt: message.createdAt.toISOString(),
+    clientId: message.clientId,
+    jobId: message.jobId,
+  };
+}
+
+export function widgetChannel(realtime: Realtime): ChannelAdapter {
+  return {
+    enabled: true,
+    async send(conversation: Conversation, message: Message): Promise<SendOutcome> {
+      try {
+        const acks = await realtime.widget
+          .to(roomOf(conversation.id))
+          .timeout(ACK_TIMEOUT_MS)
+          .emitWithAck("message", widgetMessage(message));
+        return acks.length > 0 ? { status: "delivered", decision: "live" } : { status: "stored", decision: "stored" };
+      } catch {
+        // Pushed, but not every socket acked in time: the client still finds it in its history.
+        return { status: "live", decision: "live" };
+      }
+    },
+  };
+}

@@ -1,0 +1,87 @@
+// Who speaks for the hub in a conversation: the agent, or a human who took over. While a human has it,
+// automated output is held; handing back runs one turn with a `handback` input and every held item.
+import { randomUUID } from "node:crypto";
+import type { HubContext } from "../context.js";
+import { getConversation } from "../conversations/conversations.js";
+import { addMessage } from "../conversations/timeline.js";
+import { enqueueOutboxItems, recordOutboxItem } from "../delivery/outbox.js";
+import { HubError } from "../errors.js";
+import { Prisma, type Conversation, type Message } from "../generated/prisma/client.js";
+
+export interface HumanAgent {
+  id: string;
+  name: string;
+}
+
+export async function takeOver(ctx: HubContext, conversationId: string, agent: HumanAgent): Promise<Conversation> {
+  const { id } = await getConversation(ctx.db, conversationId);
+  return ctx.db.$transaction(async (tx) => {
+    await tx.$queryRaw`SELECT id FROM "Conversation" WHERE id = ${id}::uuid FOR UPDATE`;
+    const conversation = await tx.conversation.findUniqueOrThrow({ where: { id } });
+    const holder = conversation.humanAgent as HumanAgent | null;
+    if (conversation.control === "human" && holder && holder.id !== agent.id) {
+      throw new HubError(409, "already_taken", `${holder.name} (${holder.id}) has this conversation`);
+    }
+    return tx.conversation.update({
+      where: { id },
+      data: { control: "human", humanAgent: { id: agent.id, name: agent.name } },
+    });
+  });
+}
+
+export async function handBack(ctx: HubContext, conversationId: string): Promise<Conversation> {
+  const { id } = await getConversation(ctx.db, conversationId);
+  const { conversation, itemId } = await ctx.db.$transaction(async (tx) => {
+    await tx.$queryRaw`SELECT id FROM "Conversation" WHERE id = ${id}::uuid FOR UPDATE`;
+    const current = await tx.conversation.findUniqueOrThrow({ where: { id } });
+    if (current.control !== "human") throw new HubError(409, "not_taken", "the agent already has this conversation");
+    const conversation = await tx.conversation.update({
+      where: { id },
+      data: { control: "agent", humanAgent: Prisma.DbNull },
+    });
+    // Held inputs go to the hand-back turn, in order; held direct messages are routed again.
+    await tx.outboxItem.updateMany({ where: { conversationId: id, state: "held" }, data: { state: "pending" } });
+    await tx.message.updateMany({
+      where: { conversationId: id, status: "held", role: { in: ["agent", "human"] } },
+      data: { status: "pending" },
+    });
+    const itemId = await recordOutboxItem(tx, {
+      conversationId: id,
+      key: `handback:${randomUUID()}`,
+      kind: "handback",
+      payload: { by: (current.humanAgent as HumanAgent | null)?.id ?? null },
+    });
+    return { conversation, itemId };
+  });
+  await enqueueOutboxItems(ctx, [itemId]);
+  return conversation;
+}
+
+/** A human agent's reply: routed as it is (never held by their own takeover). */
+export async function postHumanMessage(
+  ctx: HubContext,
+  conversationId: string,
+  text: string,
+  agent?: HumanAgent,
+): Promise<Message> {
+  const conversation = await getConversation(ctx.db, conversationId);
+  const { message, itemId } = await ctx.db.$transaction(async (tx) => {
+    const message = await addMessage(tx, {
+      conversationId: conversation.id,
+      role: "human",
+      text,
+      status: "pending",
+      ...(agent ? { data: { agent: { id: agent.id, name: agent.name } } } : {}),
+    });
+    const itemId = await recordOutboxItem(tx, {
+      conversationId: conversation.id,
+      key: `human:${message.id}`,
+      kind: "human_message",
+      messageId: message.id,
+      payload: { text },
+    });
+    return { message, itemId };
+  });
+  await enqueueOutboxItems(ctx, [itemId]);
+  return message;
+}

@@ -1,0 +1,67 @@
+// The routing core: for one item and one conversation, at the moment of sending, what to do and why.
+// Pure: no database, no clock of its own (SPEC §1 table, §4).
+import { WIDGET_CHANNELS, WINDOW_MS, type Channel } from "../conversations/window.js";
+
+/** Instagram lets a human agent answer up to 7 days after the person's last message (HUMAN_AGENT tag). */
+export const HUMAN_AGENT_TAG_MS = 7 * 24 * 3_600_000;
+
+export interface RouteConversation {
+  channel: Channel;
+  control: "agent" | "human";
+  /** When the person last wrote (Meta's own timestamp); null if never. */
+  lastInboundAt: Date | null;
+  /** WhatsApp: when a template was last sent to bring the person back. */
+  templateSentAt: Date | null;
+  /** Whether the channel is configured on this hub. */
+  channelEnabled: boolean;
+  /** WhatsApp: whether a template is known for this item (the tool's or the hub-wide default). */
+  templateAvailable: boolean;
+}
+
+export interface RouteItem {
+  /** Automated output (the agent's turns) or a human agent's reply. */
+  author: "agent" | "human";
+}
+
+export type Route =
+  | { action: "hold"; decision: "held"; reason: "human_control" }
+  | { action: "push"; reason: "widget" }
+  | { action: "send"; decision: "sent"; reason: "window_open" | "human_agent_tag" }
+  | { action: "template"; decision: "template"; reason: "window_closed" }
+  | {
+      action: "await_reply";
+      decision: "awaiting_reply";
+      reason: "template_sent_this_period" | "window_closed_no_template" | "window_closed_instagram";
+    }
+  | { action: "fail"; decision: "failed"; reason: "channel_off" | "window_closed" };
+
+export function route(conversation: RouteConversation, item: RouteItem, now: Date): Route {
+  const widget = (WIDGET_CHANNELS as readonly string[]).includes(conversation.channel);
+  if (item.author === "agent" && conversation.control === "human") {
+    return { action: "hold", decision: "held", reason: "human_control" };
+  }
+  if (widget) return { action: "push", reason: "widget" };
+  if (!conversation.channelEnabled) return { action: "fail", decision: "failed", reason: "channel_off" };
+
+  const sinceInbound = conversation.lastInboundAt ? now.getTime() - conversation.lastInboundAt.getTime() : Infinity;
+  if (sinceInbound < WINDOW_MS) return { action: "send", decision: "sent", reason: "window_open" };
+
+  if (item.author === "human") {
+    if (conversation.channel === "instagram" && sinceInbound < HUMAN_AGENT_TAG_MS) {
+      return { action: "send", decision: "sent", reason: "human_agent_tag" };
+    }
+    return { action: "fail", decision: "failed", reason: "window_closed" };
+  }
+  if (conversation.channel === "instagram") {
+    return { action: "await_reply", decision: "awaiting_reply", reason: "window_closed_instagram" };
+  }
+  const templateThisPeriod =
+    conversation.templateSentAt !== null &&
+    (conversation.lastInboundAt === null || conversation.templateSentAt > conversation.lastInboundAt);
+  if (templateThisPeriod)
+    return { action: "await_reply", decision: "awaiting_reply", reason: "template_sent_this_period" };
+  if (!conversation.templateAvailable) {
+    return { action: "await_reply", decision: "awaiting_reply", reason: "window_closed_no_template" };
+  }
+  return { action: "template", decision: "template", reason: "window_closed" };
+}

@@ -1,0 +1,214 @@
+// A turn: everything owed to one conversation, handled in order under its lease. Direct messages (from the
+// agent runtime or a human) are routed as they are; inputs (the person's messages, results, failures,
+// notify-progress, hand-backs) go to the agent together, and its reply is routed. Held while a human has
+// control. Every step re-reads the database, so a turn retried after a crash picks up where it stopped.
+import { randomUUID } from "node:crypto";
+import type { TurnInput, TurnRequest } from "../agent/agent-port.js";
+import type { HubContext } from "../context.js";
+import type { Conversation, OutboxItem } from "../generated/prisma/client.js";
+import { deliverMessage } from "./deliver.js";
+
+const DIRECT_KINDS = new Set(["agent_message", "human_message"]);
+const HISTORY_SIZE = 30;
+
+/** Messages written for the person but not yet routed (a turn that crashed after writing them). */
+async function deliverPending(ctx: HubContext, conversationId: string): Promise<void> {
+  const pending = await ctx.db.message.findMany({
+    where: { conversationId, role: { in: ["agent", "human"] }, status: "pending" },
+    orderBy: { seq: "asc" },
+  });
+  for (const message of pending) await deliverMessage(ctx, message);
+}
+
+export async function runTurn(ctx: HubContext, conversationId: string): Promise<void> {
+  await deliverPending(ctx, conversationId);
+  const items = await ctx.db.outboxItem.findMany({
+    where: { conversationId, state: { in: ["pending", "in_turn"] } },
+    orderBy: { seq: "asc" },
+  });
+  if (items.length === 0) return;
+
+  const direct = items.filter((item) => DIRECT_KINDS.has(item.kind));
+  if (direct.length > 0) {
+    // Their messages were routed by deliverPending above (they were written with status pending).
+    await ctx.db.outboxItem.updateMany({
+      where: { id: { in: direct.map((item) => item.id) } },
+      data: { state: "done" },
+    });
+    await copyDecisions(ctx, direct);
+  }
+  const inputs = items.filter((item) => !DIRECT_KINDS.has(item.kind));
+  if (inputs.length === 0) return;
+
+  const conversation = await ctx.db.conversation.findUniqueOrThrow({ where: { id: conversationId } });
+  if (conversation.control === "human") {
+    await holdInputs(ctx, inputs);
+    return;
+  }
+  const turnId = randomUUID();
+  await ctx.db.outboxItem.updateMany({
+    where: { id: { in: inputs.map((item) => item.id) } },
+    data: { state: "in_turn", turnId },
+  });
+  const request = await buildTurnRequest(ctx, conversation, inputs);
+  ctx.realtime.typing(conversationId, true);
+  let reply;
+  try {
+    reply = await ctx.agent.runTurn(request);
+  } finally {
+    ctx.realtime.typing(conversationId, false);
+  }
+
+  // Commit the reply and the inputs it answers together; then route.
+  const outputs = await ctx.db.$transaction(async (tx) => {
+    const written = [];
+    for (const { text } of reply.messages) {
+      written.push(
+        await tx.message.create({
+          data: {
+            id: randomUUID(),
+            conversationId,
+            role: "agent",
+            text,
+            status: "pending",
+            turnId,
+            jobId: singleJob(inputs),
+          },
+        }),
+      );
+    }
+    await tx.outboxItem.updateMany({
+      where: { id: { in: inputs.map((item) => item.id) } },
+      data: {
+        state: "done",
+        replyMessageId: written[0]?.id ?? null,
+        ...(written.length ? {} : { decision: "no_reply" }),
+      },
+    });
+    return written;
+  });
+  let waiting = false;
+  for (const output of outputs) waiting = (await deliverMessage(ctx, output)).status === "awaiting_reply" || waiting;
+  if (waiting) {
+    // The window is closed: the inputs wait for the person's next message, which runs a new turn with them.
+    await ctx.db.outboxItem.updateMany({
+      where: { id: { in: inputs.map((item) => item.id) } },
+      data: { state: "awaiting_reply" },
+    });
+  }
+  await copyDecisions(ctx, inputs);
+}
+
+/** One job's result or progress: the reply carries its job id (the widget shows it with the job). */
+function singleJob(inputs: OutboxItem[]): string | null {
+  const jobs = new Set(inputs.map((item) => item.jobId).filter(Boolean));
+  return jobs.size === 1 ? [...jobs][0]! : null;
+}
+
+async function holdInputs(ctx: HubContext, inputs: OutboxItem[]): Promise<void> {
+  const ids = inputs.map((item) => item.id);
+  await ctx.db.$transaction([
+    ctx.db.outboxItem.updateMany({
+      where: { id: { in: ids } },
+      data: { state: "held", decision: "held", reason: "human_control" },
+    }),
+    ctx.db.message.updateMany({
+      where: {
+        id: { in: inputs.map((item) => item.messageId).filter((id): id is string => id !== null) },
+        status: "pending",
+      },
+      data: { status: "held", decision: "held", statusReason: "human_control" },
+    }),
+  ]);
+  ctx.log.info({ conversation_id: inputs[0]?.conversationId, items: ids.length }, "held for the human agent");
+}
+
+/** Records on each item (and its timeline entry) what happened to the message that answered it. */
+async function copyDecisions(ctx: HubContext, items: OutboxItem[]): Promise<void> {
+  const fresh = await ctx.db.outboxItem.findMany({ where: { id: { in: items.map((item) => item.id) } } });
+  for (const item of fresh) {
+    const replyId = item.replyMessageId ?? (DIRECT_KINDS.has(item.kind) ? item.messageId : null);
+    const reply = replyId ? await ctx.db.message.findUnique({ where: { id: replyId } }) : null;
+    if (!reply) continue;
+    await ctx.db.outboxItem.update({
+      where: { id: item.id },
+      data: { decision: reply.decision, reason: reply.statusReason },
+    });
+    if (item.messageId && item.messageId !== reply.id) {
+      await ctx.db.message.updateMany({
+        where: { id: item.messageId, status: { in: ["pending", "held"] } },
+        data: { status: reply.status, decision: reply.decision, statusReason: `answered by ${reply.id}` },
+      });
+    }
+  }
+}
+
+function toInput(item: OutboxItem): TurnInput {
+  const payload = item.payload as Record<string, unknown>;
+  const job = {
+    job: String(payload.jobId ?? item.jobId),
+    tool: String(payload.tool ?? ""),
+    toolCallId: (payload.toolCallId as string | null) ?? null,
+  };
+  switch (item.kind) {
+    case "user_message":
+      return { type: "user_message", messageId: item.messageId ?? "", text: String(payload.text ?? "") };
+    case "tool_result":
+      return { type: "tool_result", ...job, result: payload.result };
+    case "tool_failed":
+      return {
+        type: "tool_failed",
+        ...job,
+        reason: payload.reason as "error" | "timeout" | "cancelled",
+        message: String(payload.message ?? ""),
+      };
+    case "progress":
+      return { type: "progress", ...job, text: String(payload.progress ?? "") };
+    default:
+      return { type: "handback" };
+  }
+}
+
+async function buildTurnRequest(
+  ctx: HubContext,
+  conversation: Conversation,
+  inputs: OutboxItem[],
+): Promise<TurnRequest> {
+  const [running, history] = await Promise.all([
+    ctx.db.job.findMany({
+      where: { conversationId: conversation.id, status: "running" },
+      include: { progress: { orderBy: { seq: "desc" }, take: 1 } },
+      orderBy: { createdAt: "asc" },
+    }),
+    ctx.db.message.findMany({
+      where: { conversationId: conversation.id },
+      orderBy: { seq: "desc" },
+      take: HISTORY_SIZE,
+    }),
+  ]);
+  return {
+    conversation: {
+      id: conversation.id,
+      channel: conversation.channel,
+      contact: conversation.contact,
+      name: conversation.name,
+      control: conversation.control,
+    },
+    inputs: inputs.map(toInput),
+    runningJobs: running.map((job) => ({
+      id: job.id,
+      tool: job.tool,
+      toolCallId: job.toolCallId,
+      startedAt: job.createdAt.toISOString(),
+      lastProgress: job.progress[0]?.text ?? null,
+    })),
+    history: history.reverse().map((message) => ({
+      id: message.id,
+      role: message.role,
+      text: message.text,
+      data: message.data,
+      toolCallId: message.toolCallId,
+      createdAt: message.createdAt.toISOString(),
+    })),
+  };
+}

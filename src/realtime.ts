@@ -1,0 +1,49 @@
+// socket.io, in every hub process: web processes attach it to their HTTP server; worker processes use it
+// only to broadcast. The Redis Streams adapter carries events (and acks) between processes.
+import { createAdapter } from "@socket.io/redis-streams-adapter";
+import { Redis } from "ioredis";
+import { Server, type Namespace } from "socket.io";
+import {
+  roomOf,
+  WIDGET_NAMESPACE,
+  type ClientToServerEvents,
+  type ServerToClientEvents,
+  type SocketData,
+  type WidgetProgress,
+} from "./channels/widget/events.js";
+
+export type WidgetNamespace = Namespace<ClientToServerEvents, ServerToClientEvents, Record<string, never>, SocketData>;
+
+export interface Realtime {
+  io: Server;
+  widget: WidgetNamespace;
+  progress(conversationId: string, progress: WidgetProgress): void;
+  typing(conversationId: string, typing: boolean): void;
+  close(): Promise<void>;
+}
+
+export function createRealtime(redisUrl: string, prefix: string): Realtime {
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
+  redis.on("error", () => {});
+  const io = new Server({
+    adapter: createAdapter(redis, {
+      streamName: `${prefix}:socket.io`,
+      channelPrefix: `${prefix}:socket.io`,
+      sessionKeyPrefix: `${prefix}:sio:session:`,
+    }),
+    connectionStateRecovery: { maxDisconnectionDuration: 2 * 60_000, skipMiddlewares: true },
+    cors: { origin: true },
+  });
+  const widget = io.of(WIDGET_NAMESPACE) as WidgetNamespace;
+  return {
+    io,
+    widget,
+    progress: (conversationId, progress) => void widget.to(roomOf(conversationId)).emit("progress", progress),
+    typing: (conversationId, typing) => void widget.to(roomOf(conversationId)).emit("typing", { typing }),
+    async close() {
+      io.disconnectSockets(true);
+      await new Promise<void>((resolve) => io.close(() => resolve()));
+      redis.disconnect();
+    },
+  };
+}

@@ -1,0 +1,47 @@
+// The human-agent console's API (Bearer CONSOLE_API_KEY): take over, reply, hand back.
+import { Router } from "express";
+import { z } from "zod";
+import { handBack, postHumanMessage, takeOver } from "../../console/control.js";
+import type { HubContext } from "../../context.js";
+import { conversationView } from "../../conversations/conversations.js";
+import { messageView } from "../../conversations/timeline.js";
+import { requireBearer } from "../auth.js";
+import { parseInput } from "../validate.js";
+
+const humanAgent = z.object({ id: z.string().trim().min(1).max(100), name: z.string().trim().min(1).max(200) });
+const takeoverBody = z.object({
+  agent: z.union([
+    z
+      .string()
+      .trim()
+      .min(1)
+      .max(100)
+      .transform((id) => ({ id, name: id })),
+    humanAgent,
+  ]),
+});
+const humanMessageBody = z.object({ text: z.string().trim().min(1).max(4000), agent: humanAgent.optional() });
+
+export function consoleRoutes(ctx: HubContext): Router {
+  const router = Router();
+  const consoleOnly = requireBearer({ human: ctx.config.secrets.consoleApiKey });
+
+  router.post("/conversations/:id/takeover", consoleOnly, async (req, res) => {
+    const body = parseInput(takeoverBody, req.body);
+    const conversation = await takeOver(ctx, req.params.id as string, body.agent);
+    res.json({ conversation: conversationView(conversation, ctx.now()) });
+  });
+
+  router.post("/conversations/:id/handback", consoleOnly, async (req, res) => {
+    const conversation = await handBack(ctx, req.params.id as string);
+    res.json({ conversation: conversationView(conversation, ctx.now()) });
+  });
+
+  router.post("/conversations/:id/human-messages", consoleOnly, async (req, res) => {
+    const body = parseInput(humanMessageBody, req.body);
+    const message = await postHumanMessage(ctx, req.params.id as string, body.text, body.agent);
+    res.status(201).json({ message: messageView(message) });
+  });
+
+  return router;
+}

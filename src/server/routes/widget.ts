@@ -1,0 +1,38 @@
+// Widget sessions: a visitor gets (or gets back) their conversation and a token for the socket.
+import { randomBytes } from "node:crypto";
+import { Router } from "express";
+import { z } from "zod";
+import { createWidgetToken } from "../../channels/widget/widget-token.js";
+import type { HubContext } from "../../context.js";
+import { findOrCreateConversation } from "../../conversations/conversations.js";
+import { WIDGET_CHANNELS } from "../../conversations/window.js";
+import { parseInput } from "../validate.js";
+
+const sessionBody = z.object({
+  channel: z.enum(WIDGET_CHANNELS as ["web", "ios", "android", "flutter"]).default("web"),
+  // Unguessable ids only: the visitor id is what brings a returning visitor back to their conversation.
+  visitorId: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{16,100}$/, "must be 16–100 letters, digits, _ or -")
+    .optional(),
+  name: z.string().trim().max(200).optional(),
+});
+
+export function widgetRoutes(ctx: HubContext): Router {
+  const router = Router();
+  router.post("/sessions", async (req, res) => {
+    const body = parseInput(sessionBody, req.body);
+    const visitorId = body.visitorId ?? randomBytes(18).toString("base64url");
+    const { conversation, created } = await findOrCreateConversation(ctx.db, {
+      channel: body.channel,
+      contact: visitorId,
+      name: body.name,
+    });
+    res.status(created ? 201 : 200).json({
+      conversationId: conversation.id,
+      visitorId,
+      token: createWidgetToken(ctx.config.secrets.callbackSecret, conversation.id, visitorId),
+    });
+  });
+  return router;
+}
