@@ -1,45 +1,25 @@
 // `npm start` with no configuration, and the clear refusals (no Redis, production without secrets).
-import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
+import { spawnHub, type HubProcess } from "./support/hub-process.js";
 import { freePort } from "./support/services.js";
 
-const root = fileURLToPath(new URL("..", import.meta.url));
-const tsx = path.join(root, "node_modules/.bin/tsx");
-const main = path.join(root, "src/main.ts");
-
 /** The environment of a fresh machine: nothing of the hub's configured. */
-function bareEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const { PATH, HOME } = process.env;
-  return { PATH, HOME, ...extra };
+function bareEnv(extra: Record<string, string> = {}): Record<string, string> {
+  return { ...extra };
 }
 
-const children: ChildProcess[] = [];
-afterEach(() => {
-  for (const child of children.splice(0)) child.kill("SIGKILL");
+const children: HubProcess[] = [];
+afterEach(async () => {
+  for (const child of children.splice(0)) child.child.kill("SIGKILL");
 });
 
-function run(cwd: string, env: NodeJS.ProcessEnv) {
-  const child = spawn(tsx, [main], { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
-  children.push(child);
-  let stdout = "";
-  let stderr = "";
-  child.stdout!.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-  const output = () => ({ stdout, stderr });
-  const waitFor = async (text: string) => {
-    const deadline = Date.now() + 50_000;
-    while (!stdout.includes(text)) {
-      if (child.exitCode !== null) throw new Error(`exited ${child.exitCode}: ${stderr}`);
-      if (Date.now() > deadline) throw new Error(`no "${text}" in output: ${stdout} ${stderr}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  };
-  return { child, exited, output, waitFor };
+function run(cwd: string, env: Record<string, string>) {
+  const hub = spawnHub(env, cwd);
+  children.push(hub);
+  return hub;
 }
 
 describe("starting the hub", () => {

@@ -4,6 +4,7 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { PrismaPg } from "@prisma/adapter-pg";
+import pg from "pg";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import { PrismaClient } from "../generated/prisma/client.js";
 import { applyMigrations } from "./migrations.js";
@@ -21,7 +22,14 @@ export interface Database {
 
 export async function openDatabase(options: { databaseUrl: string | undefined; dataDir: string }): Promise<Database> {
   if (options.databaseUrl) {
-    const appliedMigrations = await applyMigrations(new PrismaPg({ connectionString: options.databaseUrl }));
+    // A pool of its own, closed right after: the schema engine's advisory lock lives on its connection.
+    const migrationPool = new pg.Pool({ connectionString: options.databaseUrl, max: 2 });
+    let appliedMigrations: string[];
+    try {
+      appliedMigrations = await applyMigrations(new PrismaPg(migrationPool));
+    } finally {
+      await migrationPool.end();
+    }
     const db = new PrismaClient({ adapter: new PrismaPg({ connectionString: options.databaseUrl, max: 20 }) });
     return { db, kind: "postgresql", appliedMigrations, close: () => db.$disconnect() };
   }

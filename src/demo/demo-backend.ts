@@ -49,11 +49,9 @@ export function demoBackend(options: { delayMs: number; log: Logger }): Router {
     ];
     running.set(jobId, timers);
     options.log.info({ job_id: jobId }, "demo backend accepted a job");
-    res
-      .status(202)
-      .json({
-        message: `Searching the demo catalogue; this takes about ${Math.round(options.delayMs / 1000)} seconds.`,
-      });
+    res.status(202).json({
+      message: `Searching the demo catalogue; this takes about ${Math.round(options.delayMs / 1000)} seconds.`,
+    });
   });
 
   router.delete("/jobs/:id", (req, res) => {

@@ -54,18 +54,20 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
+type Truthy<T> = Exclude<T, false | null | undefined | 0 | "">;
+
 /** Polls `probe` until it returns something truthy (or the deadline passes). */
 export async function eventually<T>(
   probe: () => Promise<T> | T,
   what = "condition",
   timeoutMs = 20_000,
-): Promise<NonNullable<T>> {
+): Promise<Truthy<T>> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
     try {
       const value = await probe();
-      if (value) return value as NonNullable<T>;
+      if (value) return value as Truthy<T>;
     } catch (error) {
       last = error;
     }

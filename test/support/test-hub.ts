@@ -78,6 +78,11 @@ export class TestHub {
     this.hub = await startHub(this.config, { logger: createLogger("info", sink) });
   }
 
+  /** The environment a sibling hub process needs to share this hub's database, Redis and tools. */
+  siblingEnv(overrides: Record<string, string>): Record<string, string> {
+    return { ...this.env, ...overrides };
+  }
+
   get url(): string {
     return this.hub.url!;
   }

@@ -1,0 +1,43 @@
+// A hub in a process of its own (`tsx src/main.ts`), for tests that need several hub processes.
+import { spawn, type ChildProcess } from "node:child_process";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = fileURLToPath(new URL("../..", import.meta.url));
+export const tsxBin = path.join(root, "node_modules/.bin/tsx");
+export const mainScript = path.join(root, "src/main.ts");
+
+export interface HubProcess {
+  child: ChildProcess;
+  exited: Promise<number | null>;
+  output(): { stdout: string; stderr: string };
+  waitFor(text: string, timeoutMs?: number): Promise<void>;
+  stop(): Promise<number | null>;
+}
+
+export function spawnHub(env: Record<string, string | undefined>, cwd = root): HubProcess {
+  const { PATH, HOME } = process.env;
+  const child = spawn(tsxBin, [mainScript], { cwd, env: { PATH, HOME, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout!.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  return {
+    child,
+    exited,
+    output: () => ({ stdout, stderr }),
+    async waitFor(text, timeoutMs = 50_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (!stdout.includes(text)) {
+        if (child.exitCode !== null) throw new Error(`hub exited ${child.exitCode}: ${stderr} ${stdout.slice(-2000)}`);
+        if (Date.now() > deadline) throw new Error(`no "${text}" in the hub's output: ${stdout} ${stderr}`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    },
+    async stop() {
+      if (child.exitCode === null) child.kill("SIGTERM");
+      return exited;
+    },
+  };
+}

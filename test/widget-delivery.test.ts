@@ -1,0 +1,292 @@
+// Late results reaching the web/mobile widget: live, stored for history, joined into a waiting turn,
+// held during a takeover, and surviving an agent runtime outage (SPEC §3.1, §4, §6).
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { acquireTurnLease } from "../src/delivery/turn-lease.js";
+import { AGENT_SECRET, AgentRuntime } from "./support/agent-runtime.js";
+import { eventually } from "./support/services.js";
+import { CONSOLE_API_KEY, TestHub } from "./support/test-hub.js";
+import { TOOL_KEY, ToolBackend } from "./support/tool-backend.js";
+import { matchTherapists } from "./support/tool-files.js";
+import { openSession, WidgetClient } from "./support/widget-client.js";
+
+describe("delivering to the widget", () => {
+  let backend: ToolBackend;
+  let agent: AgentRuntime;
+  let hub: TestHub;
+  const clients: WidgetClient[] = [];
+
+  beforeAll(async () => {
+    backend = await new ToolBackend().start();
+    agent = await new AgentRuntime().start();
+    process.env.CLINIC_API = backend.url;
+    process.env.CLINIC_API_KEY = TOOL_KEY;
+    hub = await TestHub.start({
+      tools: { match_therapists: matchTherapists },
+      env: { AGENT_URL: agent.url, AGENT_SECRET, TURN_RETRY_BASE_MS: "200" },
+    });
+  });
+  afterAll(async () => {
+    for (const client of clients) client.close();
+    await hub?.stop();
+    await backend?.stop();
+    await agent?.stop();
+  });
+
+  async function connect(token: string, lastMessageId?: string) {
+    const client = await WidgetClient.connect(hub.url, { token, ...(lastMessageId ? { lastMessageId } : {}) });
+    clients.push(client);
+    return client;
+  }
+
+  async function startJob(conversationId: string, reason: string): Promise<string> {
+    const res = await hub.api("POST", `/v1/conversations/${conversationId}/tool-calls`, {
+      tool: "match_therapists",
+      arguments: { reason, area: "Ñuñoa" },
+      toolCallId: `call_${reason.replace(/\W/g, "_")}`,
+    });
+    expect(res.status).toBe(202);
+    return res.body.job.id as string;
+  }
+
+  const messagesOf = async (conversationId: string) =>
+    (await hub.api("GET", `/v1/conversations/${conversationId}/messages`)).body.messages as {
+      id: string;
+      role: string;
+      text: string;
+      status: string;
+    }[];
+
+  it("a result posted while the widget is connected is pushed live, acked and marked delivered", async () => {
+    const session = await openSession(hub.url);
+    const client = await connect(session.token);
+    const jobId = await startJob(session.conversationId, "live push");
+    await backend.post(jobId, { progress: "Reviewing 12 therapists" });
+    await eventually(() => client.progress.find((p) => p.jobId === jobId), "the progress event");
+    await backend.post(jobId, { result: "ok", message: "2 found", data: { therapists: ["Ana", "Pedro"] } });
+
+    const message = await eventually(
+      () => client.agentMessages().find((m) => m.text.includes("result: 2 found")),
+      "the live result",
+    );
+    expect(message.jobId).toBe(jobId);
+    const stored = await eventually(async () => {
+      const row = await hub.db.message.findUniqueOrThrow({ where: { id: message.id } });
+      return row.status === "delivered" && row;
+    }, "the delivered status");
+    expect(stored.decision).toBe("live");
+    const turn = agent.turnsOf(session.conversationId).at(-1)!;
+    expect(turn.inputs).toEqual([
+      {
+        type: "tool_result",
+        job: jobId,
+        tool: "match_therapists",
+        toolCallId: "call_live_push",
+        result: { message: "2 found", data: { therapists: ["Ana", "Pedro"] } },
+      },
+    ]);
+    expect(turn.history.some((entry) => entry.role === "tool_result" && entry.text === "2 found")).toBe(true);
+  });
+
+  it("with no socket the result is stored, and comes with the history on the next connect (after lastMessageId)", async () => {
+    const session = await openSession(hub.url);
+    const first = await connect(session.token);
+    expect(await first.send("hello", "hello-1")).toHaveProperty("id");
+    const greeting = await eventually(() => first.agentMessages()[0], "the reply to hello");
+    first.close();
+
+    const jobId = await startJob(session.conversationId, "stored");
+    await backend.post(jobId, { result: "ok", message: "3 found while away" });
+    const row = await eventually(
+      () =>
+        hub.db.message.findFirst({
+          where: { conversationId: session.conversationId, role: "agent", text: { contains: "3 found while away" } },
+        }),
+      "the stored reply",
+    );
+    await eventually(
+      async () => (await hub.db.message.findUniqueOrThrow({ where: { id: row.id } })).status === "stored",
+      "status stored",
+    );
+    expect((await hub.db.message.findUniqueOrThrow({ where: { id: row.id } })).decision).toBe("stored");
+
+    const again = await connect(session.token, greeting.id);
+    expect(again.history[0]!.map((m) => m.text)).toEqual([expect.stringContaining("3 found while away")]);
+    await eventually(
+      async () => (await hub.db.message.findUniqueOrThrow({ where: { id: row.id } })).status === "delivered",
+      "delivered",
+    );
+    const full = await connect(session.token);
+    expect(full.history[0]!.map((m) => m.role)).toEqual(["user", "agent", "agent"]);
+  });
+
+  it("a returning visitor gets the same conversation; sends are idempotent on clientId", async () => {
+    const session = await openSession(hub.url);
+    const back = await openSession(hub.url, { visitorId: session.visitorId });
+    expect(back.conversationId).toBe(session.conversationId);
+    expect(back.status).toBe(200);
+    const client = await connect(session.token);
+    const a = await client.send("same message", "client-42");
+    const b = await client.send("same message", "client-42");
+    expect(a).toEqual(b);
+    await eventually(() => client.agentMessages().length === 1, "one reply");
+    expect(await hub.db.message.count({ where: { conversationId: session.conversationId, role: "user" } })).toBe(1);
+    expect(agent.turnsOf(session.conversationId)).toHaveLength(1);
+    const bad = await client.send("", "x");
+    expect(bad).toEqual({ error: { code: "invalid_request", message: expect.stringContaining("text") } });
+  });
+
+  it("a result arriving while the person's message waits for its turn is answered in that same reply", async () => {
+    const session = await openSession(hub.url);
+    const client = await connect(session.token);
+    const jobId = await startJob(session.conversationId, "joined");
+    // Another turn of this conversation is running somewhere: the person's message has to wait.
+    const lease = (await acquireTurnLease(hub.ctx.queues.redis, hub.config.queuePrefix, session.conversationId))!;
+    await client.send("are my results ready?", "joined-1");
+    await backend.post(jobId, { result: "ok", message: "2 found meanwhile" });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(client.agentMessages()).toHaveLength(0);
+    await lease.release();
+
+    const reply = await eventually(() => client.agentMessages()[0], "the reply");
+    expect(reply.text).toBe("you said: are my results ready? | result: 2 found meanwhile");
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(client.agentMessages()).toHaveLength(1);
+    expect(agent.turnsOf(session.conversationId)).toHaveLength(1);
+  });
+
+  it("a burst of inputs for one conversation runs as ordered, non-overlapping turns and loses none", async () => {
+    const session = await openSession(hub.url);
+    const client = await connect(session.token);
+    for (let i = 1; i <= 12; i++) await client.send(`message ${i}`, `burst-${i}`);
+    await eventually(async () => {
+      const items = await hub.db.outboxItem.findMany({ where: { conversationId: session.conversationId } });
+      return items.length === 12 && items.every((item) => item.state === "done");
+    }, "every input answered");
+    const said = agent
+      .turnsOf(session.conversationId)
+      .flatMap((turn) => turn.inputs.map((input) => (input as { text: string }).text));
+    expect(said).toEqual(Array.from({ length: 12 }, (_, i) => `message ${i + 1}`));
+    const replies = await eventually(
+      () => client.agentMessages().length === agent.turnsOf(session.conversationId).length && client.agentMessages(),
+    );
+    expect(replies.map((m) => m.text).join(" | ")).toBe(said.map((text) => `you said: ${text}`).join(" | "));
+  });
+
+  it("while a human has taken over, results are held and listed; hand-back delivers them once, in order", async () => {
+    const session = await openSession(hub.url);
+    const client = await connect(session.token);
+    const first = await startJob(session.conversationId, "held one");
+    const second = await startJob(session.conversationId, "held two");
+    const taken = await hub.api(
+      "POST",
+      `/v1/conversations/${session.conversationId}/takeover`,
+      { agent: { id: "h1", name: "Marta" } },
+      CONSOLE_API_KEY,
+    );
+    expect(taken.status).toBe(200);
+    expect(taken.body.conversation).toMatchObject({ control: "human", humanAgent: { id: "h1", name: "Marta" } });
+    const other = await hub.api(
+      "POST",
+      `/v1/conversations/${session.conversationId}/takeover`,
+      { agent: { id: "h2", name: "Luis" } },
+      CONSOLE_API_KEY,
+    );
+    expect(other.status).toBe(409);
+    expect(other.body.error.message).toContain("Marta");
+
+    await backend.post(first, { result: "ok", message: "first result" });
+    await backend.post(second, { result: "ok", message: "second result" });
+    await eventually(
+      async () =>
+        (await hub.db.outboxItem.count({ where: { conversationId: session.conversationId, state: "held" } })) === 2,
+      "two held items",
+    );
+    const held = (await messagesOf(session.conversationId)).filter((m) => m.status === "held");
+    expect(held.map((m) => m.text)).toEqual(["first result", "second result"]);
+    expect(client.agentMessages()).toHaveLength(0);
+
+    const human = await hub.api(
+      "POST",
+      `/v1/conversations/${session.conversationId}/human-messages`,
+      { text: "Hi, Marta here." },
+      CONSOLE_API_KEY,
+    );
+    expect(human.status).toBe(201);
+    await eventually(
+      () => client.messages.find((m) => m.role === "human" && m.text === "Hi, Marta here."),
+      "the human's reply",
+    );
+
+    const handedBack = await hub.api(
+      "POST",
+      `/v1/conversations/${session.conversationId}/handback`,
+      undefined,
+      CONSOLE_API_KEY,
+    );
+    expect(handedBack.status).toBe(200);
+    const reply = await eventually(() => client.agentMessages()[0], "the hand-back reply");
+    expect(reply.text).toBe("result: first result | result: second result | back from the human");
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(client.agentMessages()).toHaveLength(1);
+    const statuses = (await messagesOf(session.conversationId))
+      .filter((m) => m.role === "tool_result")
+      .map((m) => m.status);
+    expect(statuses).toEqual(["delivered", "delivered"]);
+  });
+
+  it("takeover, handback and human messages need the console key", async () => {
+    const session = await openSession(hub.url);
+    for (const route of ["takeover", "handback", "human-messages"]) {
+      const res = await hub.api("POST", `/v1/conversations/${session.conversationId}/${route}`, {
+        agent: "x",
+        text: "x",
+      });
+      expect(res.status).toBe(401);
+    }
+    const invalid = await hub.api(
+      "POST",
+      `/v1/conversations/${session.conversationId}/takeover`,
+      { agent: {} },
+      CONSOLE_API_KEY,
+    );
+    expect(invalid.status).toBe(400);
+    expect(invalid.body.error.details.map((d: { field: string }) => d.field)).toContain("agent");
+  });
+
+  it("when the agent runtime is down for a while, the turn is retried and the result delivered once after it recovers", async () => {
+    const session = await openSession(hub.url);
+    const client = await connect(session.token);
+    const jobId = await startJob(session.conversationId, "agent outage");
+    agent.failNext = 3;
+    const failuresBefore = agent.failures;
+    await backend.post(jobId, { result: "ok", message: "worth the wait" });
+    const reply = await eventually(() => client.agentMessages()[0], "the reply after recovery", 30_000);
+    expect(reply.text).toBe("result: worth the wait");
+    expect(agent.failures - failuresBefore).toBe(3);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(client.agentMessages()).toHaveLength(1);
+    expect(agent.badSignatures).toBe(0);
+  });
+
+  it("a forged token, or a token for another conversation, never reads or writes it", async () => {
+    const mine = await openSession(hub.url);
+    const theirs = await openSession(hub.url);
+    const [payload, signature] = mine.token.split(".") as [string, string];
+    const theirPayload = theirs.token.split(".")[0]!;
+    for (const token of [`${theirPayload}.${signature}`, `${payload}.${signature.slice(0, -2)}xx`, "nonsense", ""]) {
+      const error = await new Promise<Error>((resolve, reject) => {
+        const client = new WidgetClient(hub.url, { token });
+        client.socket.once("connect_error", (err) => (client.close(), resolve(err)));
+        client.socket.once("connect", () => (client.close(), reject(new Error("connected with a forged token"))));
+      });
+      expect(error.message).toBe("unauthorized");
+    }
+    const me = await connect(mine.token);
+    const them = await connect(theirs.token);
+    await them.send("their secret", "theirs-1");
+    await eventually(() => them.agentMessages()[0], "their reply");
+    await me.send("mine", "mine-1");
+    await eventually(() => me.agentMessages()[0], "my reply");
+    expect(me.messages.concat(...me.history).some((m) => m.text.includes("their secret"))).toBe(false);
+  });
+});
