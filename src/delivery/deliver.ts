@@ -72,13 +72,17 @@ export async function deliverMessage(ctx: HubContext, message: Message): Promise
     },
     "delivery decision",
   );
-  return ctx.db.message.update({
-    where: { id: message.id },
-    data: {
-      status: recorded.status,
-      decision: recorded.decision,
-      statusReason: recorded.reason,
-      ...(recorded.externalId ? { externalId: recorded.externalId } : {}),
-    },
+  const data = {
+    status: recorded.status,
+    decision: recorded.decision,
+    statusReason: recorded.reason,
+    ...(recorded.externalId ? { externalId: recorded.externalId } : {}),
+  };
+  // A read receipt may have raced the push: the person having read it outranks "delivered".
+  await ctx.db.message.updateMany({ where: { id: message.id, status: { not: "read" } }, data });
+  await ctx.db.message.updateMany({
+    where: { id: message.id, status: "read" },
+    data: { decision: data.decision, statusReason: data.statusReason },
   });
+  return ctx.db.message.findUniqueOrThrow({ where: { id: message.id } });
 }

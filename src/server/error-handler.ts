@@ -30,7 +30,9 @@ export function errorHandler(log: Logger) {
       return;
     }
     if (parserError.type === "entity.too.large") {
-      res.status(413).json({ error: { code: "payload_too_large", message: "the body is larger than 1 MiB" } });
+      const limit = (error as { limit?: number }).limit;
+      const size = limit ? `${Math.round(limit / 1024)} KiB` : "the limit";
+      res.status(413).json({ error: { code: "payload_too_large", message: `the body is larger than ${size}` } });
       return;
     }
     if (parserError.status && parserError.status >= 400 && parserError.status < 500) {

@@ -5,6 +5,7 @@ import type { HubContext } from "../../context.js";
 import { receiveUserMessage } from "../../conversations/inbound.js";
 import { listMessages } from "../../conversations/timeline.js";
 import type { Message } from "../../generated/prisma/client.js";
+import type { WidgetNamespace } from "../../realtime.js";
 import { roomOf, type SendAnswer } from "./events.js";
 import { widgetMessage } from "./widget-channel.js";
 import { verifyWidgetToken } from "./widget-token.js";
@@ -13,6 +14,8 @@ const sendSchema = z.object({ text: z.string().trim().min(1).max(4000), clientId
 const readSchema = z.object({ upTo: z.uuid() });
 const HISTORY_LIMIT = 200;
 const PERSON_ROLES = ["user", "agent", "human"];
+
+type WidgetSocket = Parameters<Parameters<WidgetNamespace["on"]>[1]>[0];
 
 /** What the person may see: their messages and the replies, never items held for a human. */
 export function visibleToPerson(message: Message): boolean {
@@ -36,26 +39,9 @@ export function attachWidgetNamespace(ctx: HubContext): void {
     next();
   });
 
-  widget.on("connection", async (socket) => {
+  widget.on("connection", (socket) => {
     const { conversationId } = socket.data;
-    await socket.join(roomOf(conversationId));
-    if (!socket.recovered) {
-      const after = (socket.handshake.auth as { lastMessageId?: unknown }).lastMessageId;
-      const messages = (
-        await listMessages(ctx.db, conversationId, {
-          afterId: typeof after === "string" ? after : undefined,
-          limit: HISTORY_LIMIT,
-        })
-      ).filter(visibleToPerson);
-      socket.emit("history", { messages: messages.map(widgetMessage) });
-      // The history reached a live client: what was stored for it is now delivered.
-      const stored = messages
-        .filter((message) => message.status === "stored" || message.status === "live")
-        .map((m) => m.id);
-      if (stored.length)
-        await ctx.db.message.updateMany({ where: { id: { in: stored } }, data: { status: "delivered" } });
-    }
-
+    // Handlers first: a client may send the moment it is connected, before its history is out.
     socket.on("send", async (payload, ack) => {
       const parsed = sendSchema.safeParse(payload);
       if (!parsed.success) return void ack?.(invalid(parsed.error));
@@ -83,12 +69,40 @@ export function attachWidgetNamespace(ctx: HubContext): void {
             conversationId,
             seq: { lte: upTo.seq },
             role: { in: ["agent", "human"] },
-            status: { in: ["live", "stored", "delivered"] },
+            status: { in: ["pending", "live", "stored", "delivered"] },
           },
           data: { status: "read" },
         });
       }
       ack?.({ ok: Boolean(upTo) });
     });
+
+    void sendHistory(ctx, socket).catch((error: unknown) =>
+      ctx.log.warn({ err: error, conversation_id: conversationId }, "widget history not sent"),
+    );
   });
+}
+
+async function sendHistory(ctx: HubContext, socket: WidgetSocket): Promise<void> {
+  const { conversationId } = socket.data;
+  await socket.join(roomOf(conversationId));
+  if (socket.recovered) return; // the missed packets were replayed by connection-state recovery
+  const after = (socket.handshake.auth as { lastMessageId?: unknown }).lastMessageId;
+  const messages = (
+    await listMessages(ctx.db, conversationId, {
+      afterId: typeof after === "string" ? after : undefined,
+      limit: HISTORY_LIMIT,
+    })
+  ).filter(visibleToPerson);
+  socket.emit("history", { messages: messages.map(widgetMessage) });
+  // The history reached a live client: what was stored for it is now delivered.
+  const stored = messages
+    .filter((message) => message.status === "stored" || message.status === "live")
+    .map((m) => m.id);
+  if (stored.length) {
+    await ctx.db.message.updateMany({
+      where: { id: { in: stored }, status: { in: ["stored", "live"] } },
+      data: { status: "delivered" },
+    });
+  }
 }

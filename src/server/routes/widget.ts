@@ -20,6 +20,17 @@ const sessionBody = z.object({
 
 export function widgetRoutes(ctx: HubContext): Router {
   const router = Router();
+  // The widget is embedded on other sites: sessions are open to any origin (no cookies are involved).
+  router.use((req, res, next) => {
+    res.set({
+      "Access-Control-Allow-Origin": "*",
+      "Access-Control-Allow-Methods": "POST, OPTIONS",
+      "Access-Control-Allow-Headers": "Content-Type",
+      "Access-Control-Max-Age": "600",
+    });
+    if (req.method === "OPTIONS") return void res.status(204).end();
+    next();
+  });
   router.post("/sessions", async (req, res) => {
     const body = parseInput(sessionBody, req.body);
     const visitorId = body.visitorId ?? randomBytes(18).toString("base64url");

@@ -1,0 +1,558 @@
+// chat-delivery-hub web widget: plain browser JavaScript, no build step.
+//
+//   <script src="https://HUB/widget.js" data-hub="https://HUB" async></script>
+//
+// `data-hub` is optional (the hub's origin; default: the script's own origin); `data-title` names the panel. The widget keeps
+// its session (visitor id, conversation id, token), a copy of the transcript, the newest message id and the
+// messages not yet acknowledged in localStorage, so a reload or a returning visitor continues the same
+// conversation and asks the hub only for what is new. The protocol is described in docs/widget-protocol.md.
+(function () {
+  "use strict";
+  if (window.ChatDeliveryHubWidget) return;
+
+  const script = document.currentScript;
+  const hub = resolveHub(script);
+  const title = (script && script.dataset.title) || "Chat";
+  const STORE = `cdh-widget:${hub}:`;
+  const CACHE_LIMIT = 200;
+  const SEND_ACK_TIMEOUT_MS = 5000;
+  const SEND_RETRY_MS = 2000;
+  const READ_DELAY_MS = 1000;
+  const TYPING_MAX_MS = 60000;
+  const ROLE_LABEL = { user: "You", agent: "Assistant", human: "Team member" };
+
+  // ---------------------------------------------------------------- storage (never fatal: it may be disabled)
+
+  function load(name, fallback) {
+    try {
+      const raw = localStorage.getItem(STORE + name);
+      return raw ? JSON.parse(raw) : fallback;
+    } catch {
+      return fallback;
+    }
+  }
+
+  function save(name, value) {
+    try {
+      if (value === undefined || value === null) localStorage.removeItem(STORE + name);
+      else localStorage.setItem(STORE + name, JSON.stringify(value));
+    } catch {
+      // Private mode or full storage: the widget still works for this page's lifetime.
+    }
+  }
+
+  /** { visitorId, conversationId?, token? } */
+  let session = load("session", null) || { visitorId: randomId() };
+  /** { id, createdAt } of the newest message the hub sent us: history resumes after it. */
+  let cursor = load("cursor", null);
+
+  // Read-modify-write, so two tabs of the same visitor do not erase each other's entries.
+  function remember(message) {
+    const cached = load("messages", []).filter((m) => m.id !== message.id);
+    cached.push(message);
+    save("messages", cached.slice(-CACHE_LIMIT));
+  }
+
+  function outbox() {
+    return load("outbox", []);
+  }
+
+  function enqueue(entry) {
+    save("outbox", outbox().concat(entry));
+  }
+
+  function dequeue(clientId) {
+    save(
+      "outbox",
+      outbox().filter((entry) => entry.clientId !== clientId),
+    );
+  }
+
+  function advanceCursor(message) {
+    if (cursor && message.createdAt < cursor.createdAt) return;
+    cursor = { id: message.id, createdAt: message.createdAt };
+    save("cursor", cursor);
+  }
+
+  // ---------------------------------------------------------------- DOM
+
+  const ui = buildUi();
+  /** message id → element: the dedupe of history and live events. */
+  const shown = new Map();
+  /** clientId → element of the person's messages not yet acknowledged. */
+  const pending = new Map();
+  /** jobId → latest progress, and the latest message about the job. */
+  const progress = new Map();
+  const jobNews = new Map();
+  let unread = 0;
+  let typingTimer;
+
+  function el(tag, attributes, children) {
+    const node = document.createElement(tag);
+    for (const [key, value] of Object.entries(attributes || {})) {
+      if (key === "text") node.textContent = value;
+      else node.setAttribute(key, value);
+    }
+    for (const child of children || []) node.appendChild(child);
+    return node;
+  }
+
+  function buildUi() {
+    const launcher = el("button", { id: "cdh-launcher", type: "button", "aria-expanded": "false" }, [
+      el("span", { class: "cdh-launcher-label", text: title }),
+      el("span", { id: "cdh-unread", class: "cdh-unread", hidden: "" }),
+    ]);
+    const status = el("span", {
+      id: "cdh-status",
+      class: "cdh-status",
+      "data-state": "connecting",
+      text: "Connecting…",
+    });
+    const close = el("button", { type: "button", class: "cdh-close", "aria-label": "Close chat", text: "×" });
+    const messages = el("ol", { id: "cdh-messages", role: "log", "aria-live": "polite", "aria-label": "Messages" });
+    const progressLine = el("div", { id: "cdh-progress", class: "cdh-progress", role: "status", hidden: "" });
+    const typing = el("div", { id: "cdh-typing", class: "cdh-typing", hidden: "" }, [
+      el("span", { class: "cdh-dots", "aria-hidden": "true" }, [el("i"), el("i"), el("i")]),
+      el("span", { text: "The assistant is writing…" }),
+    ]);
+    const input = el("textarea", {
+      id: "cdh-input",
+      rows: "1",
+      placeholder: "Write a message…",
+      "aria-label": "Message",
+      maxlength: "4000",
+    });
+    const send = el("button", { id: "cdh-send", type: "submit", text: "Send" });
+    const form = el("form", { class: "cdh-composer" }, [input, send]);
+    const panel = el("section", { id: "cdh-panel", class: "cdh-panel", "aria-label": title, hidden: "" }, [
+      el("header", { class: "cdh-header" }, [
+        el("div", {}, [el("div", { class: "cdh-title", text: title }), status]),
+        close,
+      ]),
+      messages,
+      el("div", { class: "cdh-activity" }, [progressLine, typing]),
+      form,
+    ]);
+    const root = el("div", { id: "cdh-widget", "data-ready": "false", hidden: "" }, [panel, launcher]);
+
+    launcher.addEventListener("click", () => (panel.hidden ? open() : closePanel()));
+    close.addEventListener("click", closePanel);
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      const text = input.value;
+      input.value = "";
+      send(text).catch(() => {});
+      input.focus();
+    });
+    input.addEventListener("keydown", (event) => {
+      if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+        event.preventDefault();
+        form.requestSubmit();
+      }
+    });
+    return { root, launcher, panel, status, messages, progressLine, typing, input, send };
+  }
+
+  function mount() {
+    if (!document.querySelector(`link[data-cdh-style]`)) {
+      const link = el("link", { rel: "stylesheet", href: `${hub}/widget.css`, "data-cdh-style": "" });
+      // Shown once styled (or if the stylesheet fails), never as a flash of unstyled markup.
+      const reveal = () => {
+        ui.root.hidden = false;
+        scrollToEnd(true);
+      };
+      link.addEventListener("load", reveal);
+      link.addEventListener("error", reveal);
+      document.head.appendChild(link);
+    } else {
+      ui.root.hidden = false;
+    }
+    document.body.appendChild(ui.root);
+    for (const message of load("messages", [])) addMessage(message, { from: "cache" });
+    for (const entry of outbox()) showPending(entry);
+    if (load("open", false)) open({ focus: false });
+    scrollToEnd(true);
+  }
+
+  function formatTime(iso) {
+    const date = new Date(iso);
+    return Number.isNaN(date.getTime()) ? "" : date.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+  }
+
+  function messageElement(role, text, createdAt) {
+    return el("li", { class: "cdh-message", "data-role": role }, [
+      el("div", { class: "cdh-bubble", text }),
+      el("div", { class: "cdh-meta", text: `${ROLE_LABEL[role] || role} · ${formatTime(createdAt)}` }),
+    ]);
+  }
+
+  function nearEnd() {
+    const list = ui.messages;
+    return list.scrollHeight - list.scrollTop - list.clientHeight < 80;
+  }
+
+  function scrollToEnd(force) {
+    if (force || nearEnd()) ui.messages.scrollTop = ui.messages.scrollHeight;
+  }
+
+  /** A message from the hub (cache, history or live). Returns false for one already shown. */
+  function addMessage(message, options) {
+    if (!message || !message.id || shown.has(message.id)) return false;
+    const stick = nearEnd();
+    let node = message.clientId ? pending.get(message.clientId) : undefined;
+    if (node) {
+      // Our own message, now confirmed by the hub.
+      pending.delete(message.clientId);
+      node.classList.remove("cdh-pending", "cdh-failed");
+      node.querySelector(".cdh-meta").textContent = `${ROLE_LABEL.user} · ${formatTime(message.createdAt)}`;
+      dequeue(message.clientId);
+    } else {
+      node = messageElement(message.role, message.text, message.createdAt);
+      ui.messages.appendChild(node);
+    }
+    node.setAttribute("data-id", message.id);
+    if (message.jobId) node.setAttribute("data-job-id", message.jobId);
+    shown.set(message.id, node);
+    const from = (options && options.from) || "hub";
+    if (from !== "cache") remember(message);
+    // Only what the hub sent advances the cursor: a send's ack can arrive after a newer reply.
+    if (from === "hub") advanceCursor(message);
+    if (from === "hub" && message.role !== "user") {
+      typed(false);
+      settleProgress(message);
+      if (ui.panel.hidden || document.visibilityState !== "visible") setUnread(unread + 1);
+    }
+    scrollToEnd(stick || message.role === "user");
+    return true;
+  }
+
+  function showPending(entry) {
+    if (pending.has(entry.clientId)) return;
+    const node = messageElement("user", entry.text, entry.createdAt);
+    node.classList.add("cdh-pending");
+    node.setAttribute("data-client-id", entry.clientId);
+    node.querySelector(".cdh-meta").textContent = "Sending…";
+    ui.messages.appendChild(node);
+    pending.set(entry.clientId, node);
+    scrollToEnd(true);
+  }
+
+  function failPending(entry, reason) {
+    const node = pending.get(entry.clientId);
+    dequeue(entry.clientId);
+    if (!node) return;
+    pending.delete(entry.clientId);
+    node.classList.remove("cdh-pending");
+    node.classList.add("cdh-failed");
+    node.querySelector(".cdh-meta").textContent = `Not sent: ${reason}`;
+  }
+
+  function setStatus(state, text) {
+    ui.status.setAttribute("data-state", state);
+    ui.status.textContent = text;
+    if (state !== "online") ui.root.setAttribute("data-ready", "false");
+  }
+
+  function setUnread(count) {
+    unread = count;
+    const badge = ui.launcher.querySelector("#cdh-unread");
+    badge.textContent = String(count);
+    badge.hidden = count === 0 || !ui.panel.hidden;
+  }
+
+  function typed(on) {
+    clearTimeout(typingTimer);
+    ui.typing.hidden = !on;
+    // A lost `typing: false` must not leave the indicator on for ever.
+    if (on) typingTimer = setTimeout(() => (ui.typing.hidden = true), TYPING_MAX_MS);
+  }
+
+  function renderProgress() {
+    const latest = [...progress.values()].sort((a, b) => (a.at < b.at ? 1 : -1))[0];
+    ui.progressLine.hidden = !latest;
+    ui.progressLine.textContent = latest ? `${latest.tool.replace(/_/g, " ")}: ${latest.text}` : "";
+  }
+
+  // There is no "job ended" event: a message about the job that does not repeat its latest progress is
+  // taken as the newer news (the result, a failure) and clears the progress line. Progress events and
+  // messages travel separately, so a progress event older than such a message is ignored.
+  function settleProgress(message) {
+    if (!message.jobId) return;
+    jobNews.set(message.jobId, message);
+    const current = progress.get(message.jobId);
+    if (current && !message.text.includes(current.text)) {
+      progress.delete(message.jobId);
+      renderProgress();
+    }
+  }
+
+  function showProgress(update) {
+    if (!update || !update.jobId) return;
+    const news = jobNews.get(update.jobId);
+    if (news && news.createdAt > update.at && !news.text.includes(update.text)) return;
+    progress.set(update.jobId, update);
+    renderProgress();
+  }
+
+  // ---------------------------------------------------------------- hub connection
+
+  let socket;
+  const inFlight = new Set();
+  let retryTimer;
+  let lastRead;
+  let readTimer;
+  /** clientId → the promise callbacks of send(). */
+  const waiters = new Map();
+
+  async function requestSession() {
+    const res = await fetch(`${hub}/widget/sessions`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ channel: "web", visitorId: session.visitorId }),
+    });
+    if (res.status === 400) {
+      // A visitor id the hub does not accept (corrupted storage): start over as a new visitor.
+      session = { visitorId: randomId() };
+      throw new Error("visitor id refused");
+    }
+    if (!res.ok) throw new Error(`session request failed: ${res.status}`);
+    const body = await res.json();
+    if (session.conversationId && session.conversationId !== body.conversationId) forgetConversation();
+    session = { visitorId: body.visitorId, conversationId: body.conversationId, token: body.token };
+    save("session", session);
+  }
+
+  function forgetConversation() {
+    cursor = null;
+    lastRead = undefined;
+    save("cursor", null);
+    save("messages", null);
+    save("outbox", null);
+    shown.clear();
+    pending.clear();
+    ui.messages.replaceChildren();
+  }
+
+  async function ensureSession() {
+    for (let attempt = 0; !session.token; attempt++) {
+      try {
+        await requestSession();
+      } catch {
+        setStatus("offline", "Cannot reach the chat, retrying…");
+        await sleep(Math.min(30000, 1000 * 2 ** attempt) * (0.5 + Math.random()));
+      }
+    }
+  }
+
+  function loadSocketIo() {
+    if (typeof io === "function") return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const tag = el("script", { src: `${hub}/socket.io/socket.io.min.js` });
+      tag.addEventListener("load", () => resolve());
+      tag.addEventListener("error", () => reject(new Error("socket.io client did not load")));
+      document.head.appendChild(tag);
+    });
+  }
+
+  async function start() {
+    setStatus("connecting", "Connecting…");
+    await ensureSession();
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await loadSocketIo();
+        break;
+      } catch {
+        setStatus("offline", "Cannot reach the chat, retrying…");
+        await sleep(Math.min(30000, 1000 * 2 ** attempt));
+      }
+    }
+    socket = io(`${hub}/widget`, {
+      // A function, so every reconnection sends the newest token and message id.
+      auth: (cb) => cb(cursor ? { token: session.token, lastMessageId: cursor.id } : { token: session.token }),
+    });
+    socket.on("connect", () => {
+      setStatus("online", "Online");
+      // A recovered connection gets the missed events replayed instead of a history.
+      if (socket.recovered) ready();
+    });
+    socket.on("history", ({ messages }) => {
+      for (const message of messages || []) addMessage(message);
+      ready();
+    });
+    socket.on("message", (message, ack) => {
+      addMessage(message);
+      if (typeof ack === "function") ack({ ok: true });
+      markRead();
+    });
+    socket.on("progress", showProgress);
+    socket.on("typing", (payload) => typed(Boolean(payload && payload.typing)));
+    socket.on("disconnect", (reason) => {
+      inFlight.clear();
+      typed(false);
+      setStatus("offline", "Reconnecting…");
+      // The hub closed the connection itself (a restart): socket.io does not reconnect on its own then.
+      if (reason === "io server disconnect") setTimeout(() => socket.connect(), 1000 + Math.random() * 2000);
+    });
+    socket.on("connect_error", (error) => {
+      setStatus("offline", "Reconnecting…");
+      if (socket.active) return; // a transport problem: socket.io retries by itself
+      if (error && error.message === "unauthorized") {
+        session = { visitorId: session.visitorId, conversationId: session.conversationId };
+        ensureSession().then(() => setTimeout(() => socket.connect(), 500 + Math.random() * 1000));
+      } else {
+        setTimeout(() => socket.connect(), 2000 + Math.random() * 3000);
+      }
+    });
+  }
+
+  // The hub has answered with the history (or recovered the session): the conversation is in sync.
+  function ready() {
+    ui.root.setAttribute("data-ready", "true");
+    flushOutbox();
+    markRead();
+  }
+
+  function flushOutbox() {
+    if (!socket || !socket.connected) return;
+    for (const entry of outbox()) if (!inFlight.has(entry.clientId)) transmit(entry);
+  }
+
+  // Sends one queued message; without an ack it stays queued and goes again with the same clientId.
+  function transmit(entry) {
+    inFlight.add(entry.clientId);
+    socket.timeout(SEND_ACK_TIMEOUT_MS).emit("send", { text: entry.text, clientId: entry.clientId }, (err, answer) => {
+      inFlight.delete(entry.clientId);
+      if (!err && answer && answer.id) {
+        const own = {
+          id: answer.id,
+          role: "user",
+          text: entry.text,
+          createdAt: entry.createdAt,
+          clientId: entry.clientId,
+        };
+        addMessage(own, { from: "ack" });
+        dequeue(entry.clientId);
+        const waiter = waiters.get(entry.clientId);
+        if (waiter) waiter.resolve(answer.id);
+        waiters.delete(entry.clientId);
+        return;
+      }
+      if (!err && answer && answer.error && answer.error.code === "invalid_request") {
+        failPending(entry, answer.error.message);
+        const waiter = waiters.get(entry.clientId);
+        if (waiter) waiter.reject(new Error(answer.error.message));
+        waiters.delete(entry.clientId);
+        return;
+      }
+      clearTimeout(retryTimer);
+      retryTimer = setTimeout(flushOutbox, SEND_RETRY_MS);
+    });
+  }
+
+  // Read receipts go out shortly after the newest message is shown (one per burst of messages), and again
+  // if the hub did not acknowledge them.
+  function markRead() {
+    clearTimeout(readTimer);
+    readTimer = setTimeout(sendRead, READ_DELAY_MS);
+  }
+
+  function sendRead() {
+    if (!socket || !socket.connected || !cursor || cursor.id === lastRead) return;
+    if (ui.panel.hidden || document.visibilityState !== "visible") return;
+    const upTo = cursor.id;
+    socket.timeout(SEND_ACK_TIMEOUT_MS).emit("read", { upTo }, (err, answer) => {
+      if (!err && answer && answer.ok) lastRead = upTo;
+      else if (err) markRead();
+    });
+  }
+
+  // ---------------------------------------------------------------- public API
+
+  /** Sends the person's message; resolves with its id once the hub has stored it. */
+  function send(text) {
+    const trimmed = String(text == null ? "" : text).trim();
+    if (!trimmed) return Promise.reject(new Error("empty message"));
+    const entry = { clientId: uuid(), text: trimmed, createdAt: new Date().toISOString() };
+    enqueue(entry);
+    showPending(entry);
+    const answer = new Promise((resolve, reject) => waiters.set(entry.clientId, { resolve, reject }));
+    if (socket && socket.connected) transmit(entry);
+    return answer;
+  }
+
+  function open(options) {
+    ui.panel.hidden = false;
+    ui.launcher.setAttribute("aria-expanded", "true");
+    ui.launcher.classList.add("cdh-launcher-open");
+    save("open", true);
+    setUnread(0);
+    scrollToEnd(true);
+    if (!options || options.focus !== false) ui.input.focus({ preventScroll: true });
+    markRead();
+  }
+
+  function closePanel() {
+    ui.panel.hidden = true;
+    ui.launcher.setAttribute("aria-expanded", "false");
+    ui.launcher.classList.remove("cdh-launcher-open");
+    save("open", false);
+    setUnread(0);
+  }
+
+  document.addEventListener("visibilitychange", () => {
+    if (document.visibilityState !== "visible") return;
+    if (!ui.panel.hidden) setUnread(0);
+    markRead();
+  });
+
+  window.ChatDeliveryHubWidget = { open: () => open(), close: closePanel, send };
+
+  // ---------------------------------------------------------------- helpers
+
+  function resolveHub(tag) {
+    try {
+      // An origin: socket.io is served at /socket.io/ on the hub's root.
+      if (tag && tag.dataset.hub) return new URL(tag.dataset.hub, location.href).origin;
+      if (tag && tag.src) return new URL(tag.src, location.href).origin;
+    } catch {
+      // fall through to the page's own origin
+    }
+    return location.origin;
+  }
+
+  function randomBytes(n) {
+    return crypto.getRandomValues(new Uint8Array(n));
+  }
+
+  /** 32 characters of [A-Za-z0-9_-]: an unguessable visitor id. */
+  function randomId() {
+    return btoa(String.fromCharCode(...randomBytes(24)))
+      .replace(/\+/g, "-")
+      .replace(/\//g, "_");
+  }
+
+  // crypto.randomUUID exists only in secure contexts (https, localhost).
+  function uuid() {
+    if (typeof crypto.randomUUID === "function") return crypto.randomUUID();
+    const b = randomBytes(16);
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    const hex = [...b].map((x) => x.toString(16).padStart(2, "0")).join("");
+    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  }
+
+  function sleep(ms) {
+    return new Promise((resolve) => setTimeout(resolve, ms));
+  }
+
+  function boot() {
+    mount();
+    start().catch((error) => {
+      setStatus("offline", "The chat is unavailable");
+      console.error("chat-delivery-hub widget:", error);
+    });
+  }
+
+  if (document.body) boot();
+  else document.addEventListener("DOMContentLoaded", boot);
+})();
