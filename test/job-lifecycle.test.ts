@@ -1,5 +1,7 @@
 // Timeouts, cancels, cancel-request retries, restarts and the outbox sweep (SPEC §2.4).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { addMessage } from "../src/conversations/timeline.js";
+import { recordOutboxItem } from "../src/delivery/outbox.js";
 import { sweepOnce } from "../src/delivery/sweeper.js";
 import { clearRedisPrefix, eventually } from "./support/services.js";
 import { TestHub } from "./support/test-hub.js";
@@ -112,22 +114,29 @@ describe("job lifecycle", () => {
     expect((await hub.api("GET", `/v1/jobs/${resultJob}`)).body.job.status).toBe("succeeded");
   });
 
-  it("an outbox item committed but never enqueued is enqueued by the sweep, exactly once", async () => {
-    const jobId = await start("match_therapists", { reason: "stranded", area: "Ñuñoa" });
-    await backend.post(jobId, { result: "ok", message: "stranded result" });
-    const item = await hub.db.outboxItem.findFirstOrThrow({ where: { jobId } });
-    // Simulate a crash between commit and enqueue: the queue never got it.
-    await hub.ctx.queues.outbox.remove(item.id);
-    await hub.db.outboxItem.update({
-      where: { id: item.id },
-      data: { enqueuedAt: null, createdAt: new Date(Date.now() - 60_000) },
+  it("an outbox item committed but never enqueued (a crash between commit and enqueue) is picked up by the sweep, once", async () => {
+    const conversation = await hub.conversation();
+    // What a process that died right after its commit leaves behind: the item, never queued.
+    const itemId = await hub.db.$transaction(async (tx) => {
+      const message = await addMessage(tx, { conversationId: conversation, role: "user", text: "anyone there?" });
+      return recordOutboxItem(tx, {
+        conversationId: conversation,
+        key: `user:${message.id}`,
+        kind: "user_message",
+        messageId: message.id,
+        payload: { text: "anyone there?" },
+      });
     });
-    expect(await hub.ctx.queues.outbox.getJob(item.id)).toBeUndefined();
+    await hub.db.outboxItem.update({ where: { id: itemId! }, data: { createdAt: new Date(Date.now() - 60_000) } });
+    await Promise.all([sweepOnce(hub.ctx), sweepOnce(hub.ctx)]);
+    const done = await eventually(async () => {
+      const item = await hub.db.outboxItem.findUniqueOrThrow({ where: { id: itemId! } });
+      return item.state === "done" && item;
+    }, "the stranded item answered");
+    expect(done.enqueuedAt).not.toBeNull();
     await sweepOnce(hub.ctx);
-    await sweepOnce(hub.ctx);
-    const queued = await hub.ctx.queues.outbox.getJobs(["waiting", "active", "delayed", "completed"]);
-    expect(queued.filter((job) => job.data.itemId === item.id)).toHaveLength(1);
-    expect((await hub.db.outboxItem.findUniqueOrThrow({ where: { id: item.id } })).enqueuedAt).not.toBeNull();
+    const replies = await hub.db.message.findMany({ where: { conversationId: conversation, role: "agent" } });
+    expect(replies.map((reply) => reply.id)).toEqual([done.replyMessageId]);
   });
 
   it("a running job past its timeout whose queue entry was lost is ended by the sweep", async () => {

@@ -8,13 +8,15 @@ import { runTurn } from "./turn.js";
 import { acquireTurnLease } from "./turn-lease.js";
 
 const LEASE_WAIT_MS = 150;
+const UNFINISHED = new Set(["pending", "in_turn"]);
 
 export async function processOutboxJob(ctx: HubContext, queueJob: QueueJob<{ itemId: string }>): Promise<void> {
   const item = await ctx.db.outboxItem.findUnique({
     where: { id: queueJob.data.itemId },
-    select: { conversationId: true },
+    select: { conversationId: true, state: true },
   });
-  if (!item) return;
+  // Answered already by a turn another item's job ran (results arriving together share a turn).
+  if (!item || !UNFINISHED.has(item.state)) return;
   const lease = await acquireTurnLease(ctx.queues.redis, ctx.queues.prefix, item.conversationId);
   if (!lease) {
     await queueJob.moveToDelayed(Date.now() + LEASE_WAIT_MS, queueJob.token);

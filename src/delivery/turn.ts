@@ -126,20 +126,26 @@ async function holdInputs(ctx: HubContext, inputs: OutboxItem[]): Promise<void> 
 /** Records on each item (and its timeline entry) what happened to the message that answered it. */
 async function copyDecisions(ctx: HubContext, items: OutboxItem[]): Promise<void> {
   const fresh = await ctx.db.outboxItem.findMany({ where: { id: { in: items.map((item) => item.id) } } });
+  const byReply = new Map<string, OutboxItem[]>();
   for (const item of fresh) {
     const replyId = item.replyMessageId ?? (DIRECT_KINDS.has(item.kind) ? item.messageId : null);
-    const reply = replyId ? await ctx.db.message.findUnique({ where: { id: replyId } }) : null;
-    if (!reply) continue;
-    await ctx.db.outboxItem.update({
-      where: { id: item.id },
+    if (replyId) byReply.set(replyId, [...(byReply.get(replyId) ?? []), item]);
+  }
+  const replies = await ctx.db.message.findMany({ where: { id: { in: [...byReply.keys()] } } });
+  for (const reply of replies) {
+    const answered = byReply.get(reply.id) ?? [];
+    await ctx.db.outboxItem.updateMany({
+      where: { id: { in: answered.map((item) => item.id) } },
       data: { decision: reply.decision, reason: reply.statusReason },
     });
-    if (item.messageId && item.messageId !== reply.id) {
-      await ctx.db.message.updateMany({
-        where: { id: item.messageId, status: { in: ["pending", "held"] } },
-        data: { status: reply.status, decision: reply.decision, statusReason: `answered by ${reply.id}` },
-      });
-    }
+    const inputMessages = answered
+      .map((item) => item.messageId)
+      .filter((id): id is string => id !== null && id !== reply.id);
+    if (inputMessages.length === 0) continue;
+    await ctx.db.message.updateMany({
+      where: { id: { in: inputMessages }, status: { in: ["pending", "held"] } },
+      data: { status: reply.status, decision: reply.decision, statusReason: `answered by ${reply.id}` },
+    });
   }
 }
 
