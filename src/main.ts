@@ -13,6 +13,7 @@ function banner(config: Config, url: string | undefined): string {
     `  database:    ${config.databaseUrl ? "PostgreSQL (DATABASE_URL)" : `embedded, in ${config.dataDir}/pglite`}`,
   ];
   if (url) lines.push(`  listening:   ${url}`, `  public URL:  ${config.publicUrl}`);
+  if (url && config.demo.enabled) lines.push(`  demo page:   ${config.publicUrl}/demo   (say "run the demo")`);
   const shown = new Set(config.generatedSecrets);
   lines.push(
     `  HUB_API_KEY:     ${config.secrets.hubApiKey}${shown.has("hubApiKey") ? "  (generated, kept in data/secrets.json)" : ""}`,
