@@ -21,6 +21,22 @@ import { createRealtime } from "./realtime.js";
 import { createApp } from "./server/app.js";
 import { loadTools, ToolFileError } from "./tools/load-tools.js";
 
+const STOP_WAIT_MS = 5000;
+
+async function boundedWait(work: Promise<unknown>, ms: number, onTimeout: () => void): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<"timeout">((resolve) => (timer = setTimeout(() => resolve("timeout"), ms)));
+  const outcome = await Promise.race([
+    work.then(
+      () => "done" as const,
+      () => "done" as const,
+    ),
+    timedOut,
+  ]);
+  clearTimeout(timer);
+  if (outcome === "timeout") onTimeout();
+}
+
 export interface Hub {
   ctx: HubContext;
   /** Where the HTTP server listens (web roles), e.g. http://127.0.0.1:3000. */
@@ -121,8 +137,12 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
         await new Promise<void>((resolve) => server!.close(() => resolve()));
       }
       await sweeper?.stop();
-      await Promise.all([workers?.close(), turnWorker?.close()]);
-      await queues.close();
+      // With Redis gone, BullMQ would wait for it forever: give the queues a few seconds, then let go.
+      await boundedWait(
+        Promise.all([workers?.close(), turnWorker?.close()]).then(() => queues.close()),
+        STOP_WAIT_MS,
+        () => queues.redis.disconnect(),
+      );
       await database.close();
     },
   };

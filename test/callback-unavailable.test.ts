@@ -42,8 +42,8 @@ describe("callbacks while a dependency is down", () => {
     });
   });
   afterAll(async () => {
+    await hub?.stop();
     redis?.kill("SIGKILL");
-    await hub?.stop().catch(() => {});
     await backend?.stop();
   });
 

@@ -7,7 +7,13 @@ export default class SummaryReporter implements Reporter {
     let failed = unhandledErrors.length;
     let skipped = 0;
     for (const module of testModules) {
-      if (module.state() === "failed" && [...module.children.allTests()].length === 0) failed += 1;
+      // A module can fail outside its tests (a hook, an import): count it, or the line would hide it.
+      if (
+        module.state() === "failed" &&
+        [...module.children.allTests()].every((test) => test.result().state !== "failed")
+      ) {
+        failed += 1;
+      }
       for (const test of module.children.allTests()) {
         const state = test.result().state;
         if (state === "passed") passed += 1;
