@@ -6,7 +6,8 @@ import type { Worker } from "bullmq";
 import { builtInComposer } from "./agent/composer.js";
 import { demoStarter } from "./agent/demo-agent.js";
 import { httpAgent } from "./agent/http-agent.js";
-import { disabledChannel } from "./channels/disabled-channel.js";
+import { metaChannels } from "./channels/meta/meta-channels.js";
+import { startWebhookWorker } from "./channels/meta/meta-webhooks.js";
 import { attachWidgetNamespace } from "./channels/widget/widget-namespace.js";
 import { widgetChannel } from "./channels/widget/widget-channel.js";
 import { toolEnvironment, type Config } from "./config.js";
@@ -76,14 +77,7 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
     tools,
     realtime,
     agent: builtInComposer(),
-    channels: {
-      web: widget,
-      ios: widget,
-      android: widget,
-      flutter: widget,
-      whatsapp: disabledChannel,
-      instagram: disabledChannel,
-    },
+    channels: { web: widget, ios: widget, android: widget, flutter: widget, ...metaChannels(config, queues) },
     // `$env.HUB_URL` defaults to the hub's own address (the demo tool's backend lives there).
     env: (name) => env[name] ?? (name === "HUB_URL" ? publicUrl : undefined),
     publicUrl: () => publicUrl,
@@ -108,10 +102,12 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
 
   let workers: Workers | undefined;
   let turnWorker: Worker | undefined;
+  let webhookWorker: Worker | undefined;
   let sweeper: { stop(): Promise<void> } | undefined;
   if (config.role !== "web") {
     workers = await startJobWorkers(ctx);
     turnWorker = startTurnWorker(ctx);
+    webhookWorker = startWebhookWorker(ctx);
     sweeper = startSweeper(ctx);
   }
   log.info(
@@ -121,6 +117,9 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
       migrations_applied: database.appliedMigrations.length,
       tools: tools.size,
       agent: config.agent ? "http" : "built-in composer",
+      whatsapp: config.meta.whatsapp ? "on" : "off (WA_PHONE_NUMBER_ID, WA_ACCESS_TOKEN)",
+      instagram: config.meta.instagram ? "on" : "off (IG_ACCOUNT_ID, IG_ACCESS_TOKEN)",
+      meta_webhooks: config.meta.appSecret ? "on" : "off (META_APP_SECRET)",
       url,
     },
     "hub started",
@@ -131,7 +130,7 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
     url,
     database,
     async stop() {
-      await realtime.close();
+      // Stop taking work, let running turns finish (they still need sockets and Redis), then close the rest.
       if (server) {
         server.closeAllConnections();
         await new Promise<void>((resolve) => server!.close(() => resolve()));
@@ -139,10 +138,12 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
       await sweeper?.stop();
       // With Redis gone, BullMQ would wait for it forever: give the queues a few seconds, then let go.
       await boundedWait(
-        Promise.all([workers?.close(), turnWorker?.close()]).then(() => queues.close()),
+        Promise.all([workers?.close(), turnWorker?.close(), webhookWorker?.close()]),
         STOP_WAIT_MS,
-        () => queues.redis.disconnect(),
+        () => undefined,
       );
+      await realtime.close();
+      await boundedWait(queues.close(), STOP_WAIT_MS, () => queues.redis.disconnect());
       await database.close();
     },
   };

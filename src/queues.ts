@@ -6,6 +6,7 @@ export const QUEUE_NAMES = {
   timeouts: "job-timeouts",
   cancels: "cancel-requests",
   outbox: "outbox",
+  webhooks: "meta-webhooks",
 } as const;
 
 export type QueueName = keyof typeof QUEUE_NAMES;
@@ -16,6 +17,7 @@ export interface Queues {
   timeouts: Queue;
   cancels: Queue;
   outbox: Queue;
+  webhooks: Queue;
   /** A fresh connection for a Worker (BullMQ workers block, so each needs its own). */
   workerConnection(): ConnectionOptions;
   isReady(): boolean;
@@ -61,12 +63,14 @@ export async function openQueues(url: string, prefix: string): Promise<Queues> {
   const timeouts = make(QUEUE_NAMES.timeouts);
   const cancels = make(QUEUE_NAMES.cancels);
   const outbox = make(QUEUE_NAMES.outbox);
+  const webhooks = make(QUEUE_NAMES.webhooks);
   return {
     redis,
     prefix,
     timeouts,
     cancels,
     outbox,
+    webhooks,
     workerConnection() {
       const connection = new Redis(url, redisOptions());
       connection.on("error", () => {});
@@ -75,7 +79,7 @@ export async function openQueues(url: string, prefix: string): Promise<Queues> {
     },
     isReady: () => redis.status === "ready",
     async close() {
-      await Promise.all([timeouts.close(), cancels.close(), outbox.close()]);
+      await Promise.all([timeouts.close(), cancels.close(), outbox.close(), webhooks.close()]);
       await Promise.all(connections.map((connection) => connection.quit().catch(() => connection.disconnect())));
     },
   };

@@ -10,6 +10,7 @@ const base: RouteConversation = {
   control: "agent",
   lastInboundAt: null,
   templateSentAt: null,
+  windowClosedAt: null,
   channelEnabled: true,
   templateAvailable: true,
 };

@@ -1,5 +1,6 @@
 // What every channel offers the router: sending a message, and (where the channel has them) templates.
-// The router never names a channel's wire format.
+// The router never names a channel's wire format. A send Meta did not accept for a passing reason
+// throws SendDeferredError (channels/meta/deferred.ts) so the turn is retried.
 import type { Conversation, Message } from "../generated/prisma/client.js";
 
 export type SendOutcome =
@@ -9,10 +10,21 @@ export type SendOutcome =
   | { status: "sent"; decision: "sent"; externalId: string }
   /** The channel refused for good; the code is kept on the message. */
   | { status: "failed"; decision: "failed"; code: string; title?: string }
-  /** Meta's 131047: outside the window after all; take the template path. */
+  /** Outside the messaging window after all (WhatsApp 131047, Instagram's window error). */
   | { status: "window_closed" };
+
+export interface TemplateMessage {
+  name: string;
+  language: string;
+  components?: unknown[];
+}
+
+export type TemplateOutcome =
+  { status: "sent"; externalId: string } | { status: "failed"; code: string; title?: string };
 
 export interface ChannelAdapter {
   readonly enabled: boolean;
   send(conversation: Conversation, message: Message, options?: { humanAgentTag?: boolean }): Promise<SendOutcome>;
+  /** Channels with templates (WhatsApp) send one to bring the person back. */
+  sendTemplate?(conversation: Conversation, template: TemplateMessage): Promise<TemplateOutcome>;
 }

@@ -31,7 +31,12 @@ export async function recordOutboxItem(tx: Tx, item: NewOutboxItem): Promise<str
 
 const ENQUEUE_WAIT_MS = 2000;
 /** Retried with backoff (see turn-worker.ts) for about an hour; then the sweep puts it back. */
-const TURN_JOB = { attempts: 12, backoff: { type: "custom" }, removeOnComplete: true, removeOnFail: true } as const;
+export const TURN_JOB = {
+  attempts: 12,
+  backoff: { type: "custom" },
+  removeOnComplete: true,
+  removeOnFail: true,
+} as const;
 /** Items not finished this long after their last change are given a new queue job by the sweep. */
 const STUCK_MS = 60_000;
 
@@ -63,7 +68,7 @@ export async function sweepOutbox(ctx: HubContext, graceMs = ctx.config.outboxSw
       OR: [
         { state: "pending", enqueuedAt: null, createdAt: { lt: new Date(now - graceMs) } },
         // Queued once but still unfinished: its queue job may have been lost with Redis or run out of retries.
-        { state: { in: ["pending", "in_turn"] }, updatedAt: { lt: new Date(now - STUCK_MS) } },
+        { state: "pending", updatedAt: { lt: new Date(now - STUCK_MS) } },
       ],
     },
     select: { id: true },

@@ -12,6 +12,8 @@ export interface RouteConversation {
   lastInboundAt: Date | null;
   /** WhatsApp: when a template was last sent to bring the person back. */
   templateSentAt: Date | null;
+  /** When Meta last answered "outside the window" (131047), which overrides our own reckoning. */
+  windowClosedAt: Date | null;
   /** Whether the channel is configured on this hub. */
   channelEnabled: boolean;
   /** WhatsApp: whether a template is known for this item (the tool's or the hub-wide default). */
@@ -44,7 +46,10 @@ export function route(conversation: RouteConversation, item: RouteItem, now: Dat
   if (!conversation.channelEnabled) return { action: "fail", decision: "failed", reason: "channel_off" };
 
   const sinceInbound = conversation.lastInboundAt ? now.getTime() - conversation.lastInboundAt.getTime() : Infinity;
-  if (sinceInbound < WINDOW_MS) return { action: "send", decision: "sent", reason: "window_open" };
+  const metaClosed =
+    conversation.windowClosedAt !== null &&
+    (conversation.lastInboundAt === null || conversation.windowClosedAt > conversation.lastInboundAt);
+  if (sinceInbound < WINDOW_MS && !metaClosed) return { action: "send", decision: "sent", reason: "window_open" };
 
   if (item.author === "human") {
     if (conversation.channel === "instagram" && sinceInbound < HUMAN_AGENT_TAG_MS) {

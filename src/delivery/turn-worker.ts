@@ -8,39 +8,59 @@ import { runTurn } from "./turn.js";
 import { acquireTurnLease } from "./turn-lease.js";
 
 const LEASE_WAIT_MS = 150;
-const UNFINISHED = new Set(["pending", "in_turn"]);
+const UNFINISHED = new Set(["pending"]);
 
-export async function processOutboxJob(ctx: HubContext, queueJob: QueueJob<{ itemId: string }>): Promise<void> {
-  const item = await ctx.db.outboxItem.findUnique({
-    where: { id: queueJob.data.itemId },
-    select: { conversationId: true, state: true },
-  });
-  // Answered already by a turn another item's job ran (results arriving together share a turn).
-  if (!item || !UNFINISHED.has(item.state)) return;
-  const lease = await acquireTurnLease(ctx.queues.redis, ctx.queues.prefix, item.conversationId);
+/** Queue job data: an outbox item's turn, or (from the sweep) a conversation with messages still to send. */
+export type TurnJobData = { itemId: string } | { conversationId: string };
+
+export async function processOutboxJob(ctx: HubContext, queueJob: QueueJob<TurnJobData>): Promise<void> {
+  const conversationId = await conversationToRun(ctx, queueJob.data);
+  if (!conversationId) return;
+  const lease = await acquireTurnLease(ctx.queues.redis, ctx.queues.prefix, conversationId);
   if (!lease) {
     await queueJob.moveToDelayed(Date.now() + LEASE_WAIT_MS, queueJob.token);
     throw new DelayedError();
   }
   try {
-    await runTurn(ctx, item.conversationId);
+    await runTurn(ctx, conversationId);
   } finally {
     await lease.release();
   }
 }
 
+/** The conversation this job should run a turn for, or undefined when nothing is left to do. */
+async function conversationToRun(ctx: HubContext, data: TurnJobData): Promise<string | undefined> {
+  let conversationId: string;
+  if ("itemId" in data) {
+    const item = await ctx.db.outboxItem.findUnique({
+      where: { id: data.itemId },
+      select: { conversationId: true, state: true },
+    });
+    if (!item) return undefined;
+    // Still to do: the item itself, or a reply to it whose send was deferred (Meta throttled it).
+    if (UNFINISHED.has(item.state)) return item.conversationId;
+    conversationId = item.conversationId;
+  } else {
+    conversationId = data.conversationId;
+  }
+  const unsent = await ctx.db.message.count({
+    where: { conversationId, role: { in: ["agent", "human"] }, status: "pending" },
+  });
+  return unsent > 0 ? conversationId : undefined;
+}
+
 export function startTurnWorker(ctx: HubContext): Worker {
-  const worker = new Worker<{ itemId: string }>(QUEUE_NAMES.outbox, (job) => processOutboxJob(ctx, job), {
+  const worker = new Worker<TurnJobData>(QUEUE_NAMES.outbox, (job) => processOutboxJob(ctx, job), {
     prefix: ctx.queues.prefix,
     connection: ctx.queues.workerConnection(),
-    concurrency: 16,
+    concurrency: 48,
     settings: {
       backoffStrategy: (attempts: number) =>
         Math.min(60_000, ctx.config.turnRetryBaseMs * 2 ** Math.max(0, attempts - 1)),
     },
   });
   worker.on("failed", (job, error) =>
-    ctx.log.warn({ err: error, item_id: job?.data.itemId, attempt: job?.attemptsMade }, "turn failed; will retry"),
+    ctx.log.warn({ err: error, job: job?.data, attempt: job?.attemptsMade }, "turn failed; will retry"),
   );
   worker.on("error", (error) => ctx.log.warn({ err: error }, "turn worker error"));
   return worker;

@@ -5,7 +5,7 @@
 import { randomUUID } from "node:crypto";
 import type { TurnInput, TurnRequest } from "../agent/agent-port.js";
 import type { HubContext } from "../context.js";
-import type { Conversation, OutboxItem } from "../generated/prisma/client.js";
+import type { Conversation, Message, OutboxItem } from "../generated/prisma/client.js";
 import { deliverMessage } from "./deliver.js";
 
 const DIRECT_KINDS = new Set(["agent_message", "human_message"]);
@@ -23,7 +23,7 @@ async function deliverPending(ctx: HubContext, conversationId: string): Promise<
 export async function runTurn(ctx: HubContext, conversationId: string): Promise<void> {
   await deliverPending(ctx, conversationId);
   const items = await ctx.db.outboxItem.findMany({
-    where: { conversationId, state: { in: ["pending", "in_turn"] } },
+    where: { conversationId, state: "pending" },
     orderBy: { seq: "asc" },
   });
   if (items.length === 0) return;
@@ -45,11 +45,8 @@ export async function runTurn(ctx: HubContext, conversationId: string): Promise<
     await holdInputs(ctx, inputs);
     return;
   }
+  // The inputs stay pending until the reply is committed: a turn that dies here is simply run again.
   const turnId = randomUUID();
-  await ctx.db.outboxItem.updateMany({
-    where: { id: { in: inputs.map((item) => item.id) } },
-    data: { state: "in_turn", turnId },
-  });
   const request = await buildTurnRequest(ctx, conversation, inputs);
   ctx.realtime.typing(conversationId, true);
   let reply;
@@ -81,22 +78,30 @@ export async function runTurn(ctx: HubContext, conversationId: string): Promise<
       where: { id: { in: inputs.map((item) => item.id) } },
       data: {
         state: "done",
+        turnId,
         replyMessageId: written[0]?.id ?? null,
         ...(written.length ? {} : { decision: "no_reply" }),
       },
     });
     return written;
   });
-  let waiting = false;
-  for (const output of outputs) waiting = (await deliverMessage(ctx, output)).status === "awaiting_reply" || waiting;
-  if (waiting) {
-    // The window is closed: the inputs wait for the person's next message, which runs a new turn with them.
-    await ctx.db.outboxItem.updateMany({
-      where: { id: { in: inputs.map((item) => item.id) } },
-      data: { state: "awaiting_reply" },
-    });
-  }
-  await copyDecisions(ctx, inputs);
+  const delivered = [];
+  for (const output of outputs) delivered.push(await deliverMessage(ctx, output));
+  if (delivered[0]) await recordAnswer(ctx, inputs, delivered[0]);
+}
+
+/** Records on the inputs (and their timeline entries) what happened to the reply that answered them. */
+async function recordAnswer(ctx: HubContext, inputs: OutboxItem[], reply: Message): Promise<void> {
+  await ctx.db.outboxItem.updateMany({
+    where: { id: { in: inputs.map((item) => item.id) } },
+    data: { decision: reply.decision, reason: reply.statusReason },
+  });
+  const inputMessages = inputs.map((item) => item.messageId).filter((id): id is string => id !== null);
+  if (inputMessages.length === 0) return;
+  await ctx.db.message.updateMany({
+    where: { id: { in: inputMessages }, status: { in: ["pending", "held"] } },
+    data: { status: reply.status, decision: reply.decision, statusReason: `answered by ${reply.id}` },
+  });
 }
 
 /** One job's result or progress: the reply carries its job id (the widget shows it with the job). */
@@ -123,28 +128,15 @@ async function holdInputs(ctx: HubContext, inputs: OutboxItem[]): Promise<void> 
   ctx.log.info({ conversation_id: inputs[0]?.conversationId, items: ids.length }, "held for the human agent");
 }
 
-/** Records on each item (and its timeline entry) what happened to the message that answered it. */
+/** Records on direct items the decision their own message got. */
 async function copyDecisions(ctx: HubContext, items: OutboxItem[]): Promise<void> {
-  const fresh = await ctx.db.outboxItem.findMany({ where: { id: { in: items.map((item) => item.id) } } });
-  const byReply = new Map<string, OutboxItem[]>();
-  for (const item of fresh) {
-    const replyId = item.replyMessageId ?? (DIRECT_KINDS.has(item.kind) ? item.messageId : null);
-    if (replyId) byReply.set(replyId, [...(byReply.get(replyId) ?? []), item]);
-  }
-  const replies = await ctx.db.message.findMany({ where: { id: { in: [...byReply.keys()] } } });
-  for (const reply of replies) {
-    const answered = byReply.get(reply.id) ?? [];
+  const messages = await ctx.db.message.findMany({
+    where: { id: { in: items.map((item) => item.messageId).filter((id): id is string => id !== null) } },
+  });
+  for (const message of messages) {
     await ctx.db.outboxItem.updateMany({
-      where: { id: { in: answered.map((item) => item.id) } },
-      data: { decision: reply.decision, reason: reply.statusReason },
-    });
-    const inputMessages = answered
-      .map((item) => item.messageId)
-      .filter((id): id is string => id !== null && id !== reply.id);
-    if (inputMessages.length === 0) continue;
-    await ctx.db.message.updateMany({
-      where: { id: { in: inputMessages }, status: { in: ["pending", "held"] } },
-      data: { status: reply.status, decision: reply.decision, statusReason: `answered by ${reply.id}` },
+      where: { messageId: message.id },
+      data: { decision: message.decision, reason: message.statusReason },
     });
   }
 }

@@ -9,6 +9,7 @@ import { healthRoutes } from "./routes/health.js";
 import { v1Routes } from "./routes/v1.js";
 import { consoleRoutes } from "./routes/console.js";
 import { widgetRoutes } from "./routes/widget.js";
+import { metaWebhookRoutes } from "./routes/meta-webhooks.js";
 import { demoBackend } from "../demo/demo-backend.js";
 
 const webDir = fileURLToPath(new URL("../../web/", import.meta.url));
@@ -19,6 +20,7 @@ export function createApp(ctx: HubContext): Express {
   app.set("trust proxy", true);
   app.use(healthRoutes(ctx));
   app.use("/callbacks", callbackRoutes(ctx));
+  app.use("/webhooks/meta", metaWebhookRoutes(ctx));
   app.use("/v1", express.json({ limit: "1mb" }), consoleRoutes(ctx), v1Routes(ctx));
   app.use("/widget", express.json({ limit: "64kb" }), widgetRoutes(ctx));
   if (ctx.config.demo.enabled) {

@@ -35,7 +35,14 @@ export function v1Routes(ctx: HubContext): Router {
 
   router.post("/conversations", agentOnly, async (req, res) => {
     const body = parseInput(createConversationBody, req.body);
-    const { conversation, created } = await findOrCreateConversation(ctx.db, body);
+    // Meta conversations belong to the configured account, as those created by inbound webhooks do.
+    const account =
+      body.channel === "whatsapp"
+        ? ctx.config.meta.whatsapp?.phoneNumberId
+        : body.channel === "instagram"
+          ? ctx.config.meta.instagram?.accountId
+          : undefined;
+    const { conversation, created } = await findOrCreateConversation(ctx.db, { ...body, account: account ?? "" });
     res.status(created ? 201 : 200).json({ conversation: conversationView(conversation, ctx.now()) });
   });
 

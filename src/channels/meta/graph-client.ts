@@ -1,0 +1,33 @@
+// A Graph API client on axios: one base URL and version, one access token, every answer read (never thrown)
+// so the caller can tell "Meta refused" from "Meta never answered".
+import axios, { type AxiosInstance } from "axios";
+import { parseGraphError, type GraphError } from "./graph-error.js";
+
+export type GraphAnswer<T> = { ok: true; data: T } | { ok: false; error: GraphError };
+
+export interface GraphClient {
+  post<T>(path: string, body: unknown): Promise<GraphAnswer<T>>;
+}
+
+const TIMEOUT_MS = 15_000;
+
+export function graphClient(baseUrl: string, version: string, accessToken: string): GraphClient {
+  const http: AxiosInstance = axios.create({
+    baseURL: `${baseUrl}/${version}/`,
+    timeout: TIMEOUT_MS,
+    headers: { Authorization: `Bearer ${accessToken}`, "Content-Type": "application/json" },
+    validateStatus: () => true,
+  });
+  return {
+    async post<T>(path: string, body: unknown): Promise<GraphAnswer<T>> {
+      try {
+        const response = await http.post(path, body);
+        if (response.status >= 200 && response.status < 300) return { ok: true, data: response.data as T };
+        return { ok: false, error: parseGraphError(response.status, response.data) };
+      } catch (error) {
+        // No response at all: connection refused, reset, or timed out.
+        return { ok: false, error: { ...parseGraphError(null, undefined), title: (error as Error).message } };
+      }
+    },
+  };
+}

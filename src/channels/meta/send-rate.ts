@@ -1,0 +1,29 @@
+// Outbound pacing per sender (a WhatsApp phone number), shared by every hub process through Redis: each
+// send takes the next free slot, `1000 / rate` ms after the previous one, so no one-second window ever
+// holds more than the rate. A small margin absorbs network jitter bunching requests on the way to Meta.
+import type { Redis } from "ioredis";
+
+const MARGIN = 0.95;
+
+const TAKE_SLOT = `
+local t = redis.call("TIME")
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local free = tonumber(redis.call("GET", KEYS[1]) or "0")
+local slot = math.max(now, free)
+redis.call("SET", KEYS[1], tostring(slot + tonumber(ARGV[1])), "PX", 60000)
+return tostring(slot - now)`;
+
+export interface SendRate {
+  /** Waits for this sender's next slot. */
+  take(): Promise<void>;
+}
+
+export function sendRate(redis: Redis, key: string, perSecond: number): SendRate {
+  const intervalMs = 1000 / (perSecond * MARGIN);
+  return {
+    async take() {
+      const wait = Number(await redis.eval(TAKE_SLOT, 1, key, String(intervalMs)));
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    },
+  };
+}

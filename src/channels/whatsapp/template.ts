@@ -1,0 +1,41 @@
+// The template that brings a person back when the WhatsApp window has closed: the tool's own
+// `whatsapp_template`, or the hub-wide default. Parameter texts may use $result.message, $tool.name and
+// $contact.name; a parameter written as a plain string is a text parameter.
+import type { WhatsappTemplate } from "../../tools/tool-file.js";
+import type { TemplateMessage } from "../channel.js";
+
+export interface TemplateVariables {
+  "result.message": string;
+  "tool.name": string;
+  "contact.name": string;
+}
+
+function fill(text: string, vars: TemplateVariables): string {
+  return text.replace(
+    /\$(result\.message|tool\.name|contact\.name)/g,
+    (_m, name: keyof TemplateVariables) => vars[name],
+  );
+}
+
+export function renderTemplate(template: WhatsappTemplate, vars: TemplateVariables): TemplateMessage {
+  return {
+    name: template.name,
+    language: template.language,
+    ...(template.components
+      ? {
+          components: template.components.map((component) => ({
+            ...component,
+            ...(component.parameters
+              ? {
+                  parameters: component.parameters.map((parameter) =>
+                    typeof parameter === "string"
+                      ? { type: "text", text: fill(parameter, vars) }
+                      : { ...parameter, text: fill(parameter.text, vars) },
+                  ),
+                }
+              : {}),
+          })),
+        }
+      : {}),
+  };
+}

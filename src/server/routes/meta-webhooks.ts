@@ -1,0 +1,53 @@
+// Meta's webhooks: the subscription handshake, and signed deliveries committed before the 200.
+import express, { Router } from "express";
+import { storeWebhook } from "../../channels/meta/meta-webhooks.js";
+import { verifyMetaSignature } from "../../channels/meta/webhook-signature.js";
+import type { HubContext } from "../../context.js";
+import { HubError, UnavailableError } from "../../errors.js";
+
+const SOURCES: Record<string, "whatsapp" | "instagram"> = {
+  whatsapp_business_account: "whatsapp",
+  instagram: "instagram",
+};
+
+export function metaWebhookRoutes(ctx: HubContext): Router {
+  const router = Router();
+  const { appSecret, verifyToken } = ctx.config.meta;
+
+  router.get("/", (req, res) => {
+    const mode = req.query["hub.mode"];
+    const token = req.query["hub.verify_token"];
+    const challenge = req.query["hub.challenge"];
+    if (verifyToken && mode === "subscribe" && token === verifyToken && typeof challenge === "string") {
+      res.type("text/plain").send(challenge);
+      return;
+    }
+    res.status(403).json({ error: { code: "forbidden", message: "verification failed" } });
+  });
+
+  router.post("/", express.raw({ type: () => true, limit: "5mb" }), async (req, res) => {
+    if (!appSecret) throw new HubError(404, "not_configured", "Meta webhooks are off: META_APP_SECRET is not set");
+    const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+    if (!verifyMetaSignature(appSecret, raw, req.get("x-hub-signature-256"))) {
+      throw new HubError(401, "invalid_signature", "X-Hub-Signature-256 does not match the body");
+    }
+    let body: { object?: unknown };
+    try {
+      body = JSON.parse(raw.toString("utf8")) as { object?: unknown };
+    } catch {
+      throw new HubError(400, "invalid_body", "the body is not JSON", [{ field: "(body)", message: "not valid JSON" }]);
+    }
+    const source = SOURCES[String(body.object)];
+    if (!source)
+      throw new HubError(400, "invalid_body", "unknown webhook object", [
+        { field: "object", message: "expected whatsapp_business_account or instagram" },
+      ]);
+    try {
+      await storeWebhook(ctx, source, body);
+    } catch (error) {
+      throw new UnavailableError("store", error);
+    }
+    res.json({ ok: true });
+  });
+  return router;
+}

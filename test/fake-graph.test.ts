@@ -1,0 +1,433 @@
+// Checks the fake Graph API itself: that it enforces Meta's rules and speaks Meta's formats, so channel
+// tests built on it can trust a green run. A tiny Express app plays the hub's webhook receiver.
+import { createHmac, timingSafeEqual } from "node:crypto";
+import { once } from "node:events";
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import express from "express";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { FakeGraph } from "./support/fake-graph.js";
+
+const HOUR = 3_600_000;
+const SECRET = "app-secret-for-tests";
+
+interface Received {
+  raw: string;
+  body: Record<string, any>;
+  signatureValid: boolean;
+  headers: Record<string, string | undefined>;
+}
+
+/** The "hub": verifies X-Hub-Signature-256 over the raw bytes, answers 401 when it does not match. */
+class HubReceiver {
+  readonly received: Received[] = [];
+  private server: Server | undefined;
+  url = "";
+
+  async start(): Promise<this> {
+    const app = express();
+    app.post("/webhooks/meta", express.raw({ type: "application/json" }), (req, res) => {
+      const raw = req.body as Buffer;
+      const header = req.get("x-hub-signature-256") ?? "";
+      const expected = Buffer.from(`sha256=${createHmac("sha256", SECRET).update(raw).digest("hex")}`);
+      const signatureValid = header.length === expected.length && timingSafeEqual(Buffer.from(header), expected);
+      this.received.push({
+        raw: raw.toString("utf8"),
+        body: JSON.parse(raw.toString("utf8")) as Record<string, any>,
+        signatureValid,
+        headers: { contentType: req.get("content-type"), sha1: req.get("x-hub-signature") },
+      });
+      res.sendStatus(signatureValid ? 200 : 401);
+    });
+    this.server = app.listen(0, "127.0.0.1");
+    await once(this.server, "listening");
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/webhooks/meta`;
+    return this;
+  }
+
+  last(): Received {
+    const last = this.received.at(-1);
+    if (!last) throw new Error("the hub received no webhook");
+    return last;
+  }
+
+  async stop(): Promise<void> {
+    this.server?.closeAllConnections();
+    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+  }
+}
+
+let hub: HubReceiver;
+let graph: FakeGraph;
+
+beforeAll(async () => {
+  hub = await new HubReceiver().start();
+});
+afterAll(async () => {
+  await hub.stop();
+});
+beforeEach(async () => {
+  hub.received.length = 0;
+  graph = await new FakeGraph({ hubWebhookUrl: hub.url }).start();
+});
+afterEach(async () => {
+  await graph.stop();
+});
+
+async function call(
+  path: string,
+  body: unknown,
+  token: string | undefined,
+): Promise<{ status: number; body: Record<string, any> }> {
+  const res = await fetch(`${graph.url}${path}`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", ...(token ? { Authorization: `Bearer ${token}` } : {}) },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
+  return { status: res.status, body: (await res.json()) as Record<string, any> };
+}
+
+const waPath = () => `/v21.0/${graph.phoneNumberId}/messages`;
+const igPath = () => `/v21.0/${graph.igAccountId}/messages`;
+const waText = (to: string, body = "Your results are ready.") =>
+  call(
+    waPath(),
+    { messaging_product: "whatsapp", recipient_type: "individual", to, type: "text", text: { body } },
+    graph.waToken,
+  );
+const waTemplate = (to: string, name = "results_ready") =>
+  call(
+    waPath(),
+    { messaging_product: "whatsapp", to, type: "template", template: { name, language: { code: "en" } } },
+    graph.waToken,
+  );
+const igText = (id: string, extra: Record<string, unknown> = {}) =>
+  call(igPath(), { recipient: { id }, message: { text: "Your results are ready." }, ...extra }, graph.igToken);
+
+function expectMetaError(result: { status: number; body: Record<string, any> }, status: number, code: number) {
+  expect(result.status).toBe(status);
+  expect(result.body.error).toMatchObject({ type: expect.any(String), code, message: expect.any(String) });
+  expect(result.body.error.fbtrace_id).toEqual(expect.any(String));
+}
+
+describe("fake Graph API: WhatsApp sends", () => {
+  it("refuses a missing or wrong token with 401 code 190", async () => {
+    expectMetaError(await call(waPath(), {}, undefined), 401, 190);
+    expectMetaError(await call(waPath(), {}, graph.igToken), 401, 190);
+    expect(graph.requests).toBe(2);
+    expect(graph.rejected.map((r) => r.code)).toEqual([190, 190]);
+  });
+
+  it("answers malformed requests, unknown versions and unknown phone number ids with code 100", async () => {
+    const cases: unknown[] = [
+      "not json",
+      { to: "15551234567", type: "text", text: { body: "hi" } },
+      { messaging_product: "whatsapp", type: "text", text: { body: "hi" } },
+      { messaging_product: "whatsapp", to: "15551234567", type: "text", text: { body: "" } },
+      { messaging_product: "whatsapp", to: "15551234567", type: "text", text: { body: "x".repeat(4097) } },
+      { messaging_product: "whatsapp", to: "15551234567", type: "text" },
+      { messaging_product: "whatsapp", to: "15551234567", type: "image", image: { id: "1" } },
+      { messaging_product: "whatsapp", to: "15551234567", type: "template", template: { name: "results_ready" } },
+    ];
+    for (const body of cases) {
+      const result = await call(waPath(), body, graph.waToken);
+      expectMetaError(result, 400, 100);
+      expect(result.body.error.error_data.messaging_product).toBe("whatsapp");
+    }
+    const valid = {
+      messaging_product: "whatsapp",
+      to: "15551234567",
+      type: "template",
+      template: { name: "results_ready", language: { code: "en" } },
+    };
+    expectMetaError(await call(`/v20.0/${graph.phoneNumberId}/messages`, valid, graph.waToken), 400, 100);
+    expectMetaError(await call(`/v21.0/999/messages`, valid, graph.waToken), 400, 100);
+    expect(graph.sent).toHaveLength(0);
+  });
+
+  it("accepts a text of exactly 4096 characters inside the window, with Meta's success body", async () => {
+    graph.setLastInbound("whatsapp", "15551234567", new Date(Date.now() - HOUR));
+    const result = await waText("+1 555 123 4567", "é".repeat(4096));
+    expect(result.status).toBe(200);
+    expect(result.body).toEqual({
+      messaging_product: "whatsapp",
+      contacts: [{ input: "+1 555 123 4567", wa_id: "15551234567" }],
+      messages: [{ id: expect.stringMatching(/^wamid\.[A-Za-z0-9+/=]+$/) }],
+    });
+    expect(graph.sent).toEqual([
+      {
+        channel: "whatsapp",
+        id: result.body.messages[0].id,
+        to: "+1 555 123 4567",
+        type: "text",
+        text: "é".repeat(4096),
+        at: expect.any(Number),
+      },
+    ]);
+  });
+
+  it("refuses free-form messages outside the 24-hour window with 131047, but allows templates", async () => {
+    const never = await waText("15550000001");
+    expectMetaError(never, 400, 131047);
+    expect(never.body.error.error_data.details).toBe(
+      "Message failed to send because more than 24 hours have passed since the customer last replied to this number.",
+    );
+    graph.setLastInbound("whatsapp", "15550000001", new Date(Date.now() - 24 * HOUR));
+    expectMetaError(await waText("15550000001"), 400, 131047);
+    graph.setLastInbound("whatsapp", "15550000001", new Date(Date.now() - 23.9 * HOUR));
+    expect((await waText("15550000001")).status).toBe(200);
+
+    expect((await waTemplate("15550000002")).status).toBe(200);
+    const unknown = await waTemplate("15550000002", "no_such_template");
+    expectMetaError(unknown, 400, 132001);
+    expect(graph.sent.map((m) => m.type)).toEqual(["text", "template"]);
+    expect(graph.sent[1]?.template).toEqual({ name: "results_ready", language: "en" });
+    expect(graph.rejected.map((r) => [r.code, r.to])).toEqual([
+      [131047, "15550000001"],
+      [131047, "15550000001"],
+      [132001, "15550000002"],
+    ]);
+  });
+
+  it("opens the window when the person writes, and posts the inbound webhook signed over the raw bytes", async () => {
+    const inbound = await graph.whatsappInbound("15551234567", "Olá / obrigado 😀", { name: "Ana" });
+    expect(inbound.status).toBe(200);
+    const received = hub.last();
+    expect(received.signatureValid).toBe(true);
+    expect(received.headers.contentType).toMatch(/^application\/json/);
+    // Serialised like Meta: non-ASCII escaped, "/" escaped; the signature covers exactly those bytes.
+    expect(received.raw).toContain("Ol\\u00e1 \\/ obrigado \\ud83d\\ude00");
+    expect(received.body).toEqual({
+      object: "whatsapp_business_account",
+      entry: [
+        {
+          id: expect.any(String),
+          changes: [
+            {
+              field: "messages",
+              value: {
+                messaging_product: "whatsapp",
+                metadata: { display_phone_number: "15550000000", phone_number_id: graph.phoneNumberId },
+                contacts: [{ profile: { name: "Ana" }, wa_id: "15551234567" }],
+                messages: [
+                  {
+                    from: "15551234567",
+                    id: inbound.id,
+                    timestamp: expect.stringMatching(/^\d{10}$/),
+                    type: "text",
+                    text: { body: "Olá / obrigado 😀" },
+                  },
+                ],
+              },
+            },
+          ],
+        },
+      ],
+    });
+    expect((await waText("15551234567")).status).toBe(200);
+  });
+
+  it("posts button, interactive and image inbound messages in Meta's shapes", async () => {
+    graph.setLastInbound("whatsapp", "15551234567", new Date());
+    const template = await waTemplate("15551234567");
+    await graph.whatsappInbound("15551234567", "Show results", { kind: "button" });
+    const button = hub.last().body.entry[0].changes[0].value.messages[0];
+    expect(button).toMatchObject({
+      type: "button",
+      button: { text: "Show results", payload: "Show results" },
+      context: { id: template.body.messages[0].id },
+    });
+    await graph.whatsappInbound("15551234567", "yes", { kind: "interactive" });
+    expect(hub.last().body.entry[0].changes[0].value.messages[0]).toMatchObject({
+      type: "interactive",
+      interactive: { type: "button_reply", button_reply: { id: "yes", title: "yes" } },
+    });
+    await graph.whatsappInbound("15551234567", "", { kind: "image" });
+    expect(hub.last().body.entry[0].changes[0].value.messages[0]).toMatchObject({
+      type: "image",
+      image: { id: expect.any(String), mime_type: "image/jpeg", sha256: expect.any(String) },
+    });
+  });
+
+  it("in async mode accepts a send outside the window, then posts a failed status with 131047", async () => {
+    graph.windowErrorMode = "async";
+    const result = await waText("15550000003");
+    expect(result.status).toBe(200);
+    const wamid = result.body.messages[0].id as string;
+    expect(graph.sent).toHaveLength(0);
+    expect(graph.rejected).toEqual([{ channel: "whatsapp", code: 131047, to: "15550000003", at: expect.any(Number) }]);
+    await graph.settled();
+    const received = hub.last();
+    expect(received.signatureValid).toBe(true);
+    expect(received.body.entry[0].changes[0].value.statuses).toEqual([
+      {
+        id: wamid,
+        status: "failed",
+        timestamp: expect.stringMatching(/^\d+$/),
+        recipient_id: "15550000003",
+        errors: [
+          {
+            code: 131047,
+            title: "Re-engagement message",
+            message: "Re-engagement message",
+            error_data: {
+              details:
+                "Message failed to send because more than 24 hours have passed since the customer last replied to this number.",
+            },
+            href: expect.any(String),
+          },
+        ],
+      },
+    ]);
+  });
+
+  it("posts sent / delivered / read statuses for a wamid", async () => {
+    const { body } = await waTemplate("15551234567");
+    const wamid = body.messages[0].id as string;
+    for (const status of ["sent", "delivered", "read"] as const) {
+      expect(await graph.whatsappStatus(wamid, status)).toBe(200);
+      expect(hub.last().body.entry[0].changes[0].value.statuses[0]).toMatchObject({
+        id: wamid,
+        status,
+        recipient_id: "15551234567",
+      });
+    }
+  });
+
+  it("allows 80 sends in any sliding second and answers the 81st with 130429", async () => {
+    const first = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => waTemplate(`1555100${String(i).padStart(4, "0")}`)),
+    );
+    const t0 = Date.now();
+    expect(first.every((r) => r.status === 200)).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const second = await Promise.all(
+      Array.from({ length: 41 }, (_, i) => waTemplate(`1555200${String(i).padStart(4, "0")}`)),
+    );
+    expect(second.filter((r) => r.status === 200)).toHaveLength(40);
+    const refused = second.find((r) => r.status !== 200);
+    expectMetaError(refused!, 400, 130429);
+    expect(refused!.body.error.error_data.details).toBe("Cloud API message throughput has been reached.");
+    expect(graph.throughputRejections).toBe(1);
+    // Once the first 40 leave the window, 40 more fit — but not 41.
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, t0 + 1050 - Date.now())));
+    const third = await Promise.all(
+      Array.from({ length: 41 }, (_, i) => waTemplate(`1555300${String(i).padStart(4, "0")}`)),
+    );
+    expect(third.filter((r) => r.status === 200)).toHaveLength(40);
+    expect(graph.throughputRejections).toBe(2);
+    expect(graph.sent).toHaveLength(120);
+    expect(graph.requests).toBe(122);
+  });
+
+  it("answers injected failures before any other check, in the order queued", async () => {
+    graph.failNext(1, "5xx");
+    graph.failNext(1, "429");
+    graph.errorNext(1, 131026);
+    graph.errorNext(1, 131056, 429);
+    expectMetaError(await waText("15550000009"), 500, 131000);
+    expectMetaError(await waText("15550000009"), 429, 130429);
+    expectMetaError(await waText("15550000009"), 400, 131026);
+    expectMetaError(await waTemplate("15550000009"), 429, 131056);
+    expect((await waTemplate("15550000009")).status).toBe(200);
+    graph.errorNext(1, 190, 401);
+    expectMetaError(await waTemplate("15550000009"), 401, 190);
+    // Auth still comes first.
+    graph.failNext(1, "5xx");
+    expectMetaError(await call(waPath(), {}, "wrong"), 401, 190);
+    expectMetaError(await waTemplate("15550000009"), 500, 131000);
+  });
+});
+
+describe("fake Graph API: Instagram sends", () => {
+  it("refuses a wrong token, and answers in Meta's success format on both paths", async () => {
+    expectMetaError(await call(igPath(), {}, graph.waToken), 401, 190);
+    await graph.instagramInbound("9000000000000001", "hello");
+    const result = await igText("9000000000000001");
+    expect(result).toEqual({
+      status: 200,
+      body: { recipient_id: "9000000000000001", message_id: expect.stringMatching(/^m_/) },
+    });
+    const viaMe = await call(
+      "/v21.0/me/messages",
+      { recipient: { id: "9000000000000001" }, message: { text: "again" }, messaging_type: "RESPONSE" },
+      graph.igToken,
+    );
+    expect(viaMe.status).toBe(200);
+    expect(graph.sent.map((m) => [m.channel, m.to, m.text])).toEqual([
+      ["instagram", "9000000000000001", "Your results are ready."],
+      ["instagram", "9000000000000001", "again"],
+    ]);
+    expectMetaError(await call(igPath(), { recipient: { id: "9000000000000001" } }, graph.igToken), 400, 100);
+  });
+
+  it("enforces the 24-hour window and the 7-day HUMAN_AGENT window", async () => {
+    const humanAgent = { messaging_type: "MESSAGE_TAG", tag: "HUMAN_AGENT" };
+    const outside = await igText("9000000000000002");
+    expectMetaError(outside, 400, 10);
+    expect(outside.body.error.error_subcode).toBe(2018278);
+    expect(outside.body.error.message).toContain("This message is sent outside of allowed window.");
+
+    graph.setLastInbound("instagram", "9000000000000002", new Date(Date.now() - 30 * HOUR));
+    expectMetaError(await igText("9000000000000002"), 400, 10);
+    expectMetaError(
+      await igText("9000000000000002", { messaging_type: "MESSAGE_TAG", tag: "ACCOUNT_UPDATE" }),
+      400,
+      100,
+    );
+    expect((await igText("9000000000000002", humanAgent)).status).toBe(200);
+    expect(graph.sent.at(-1)?.tag).toBe("HUMAN_AGENT");
+
+    graph.setLastInbound("instagram", "9000000000000002", new Date(Date.now() - 7 * 24 * HOUR));
+    expectMetaError(await igText("9000000000000002", humanAgent), 400, 10);
+  });
+
+  it("posts inbound messages and echoes in Meta's shape", async () => {
+    const inbound = await graph.instagramInbound("9000000000000003", "any news?");
+    expect(inbound.status).toBe(200);
+    const received = hub.last();
+    expect(received.signatureValid).toBe(true);
+    expect(received.body).toEqual({
+      object: "instagram",
+      entry: [
+        {
+          id: graph.igAccountId,
+          time: expect.any(Number),
+          messaging: [
+            {
+              sender: { id: "9000000000000003" },
+              recipient: { id: graph.igAccountId },
+              timestamp: expect.any(Number),
+              message: { mid: inbound.id, text: "any news?" },
+            },
+          ],
+        },
+      ],
+    });
+    await graph.instagramEcho("9000000000000003", "we sent this");
+    expect(hub.last().body.entry[0].messaging[0]).toMatchObject({
+      sender: { id: graph.igAccountId },
+      recipient: { id: "9000000000000003" },
+      message: { text: "we sent this", is_echo: true },
+    });
+  });
+
+  it("shares injected 5xx/429 failures with WhatsApp, but not errorNext codes", async () => {
+    await graph.instagramInbound("9000000000000004", "hi");
+    graph.errorNext(1, 131026);
+    graph.failNext(1, "429");
+    expectMetaError(await igText("9000000000000004"), 429, 4);
+    expect((await igText("9000000000000004")).status).toBe(200);
+    expectMetaError(await waTemplate("15550000009"), 400, 131026);
+  });
+});
+
+describe("fake Graph API: raw webhooks", () => {
+  it("signs arbitrary bodies, or sends the signature it is given", async () => {
+    expect(await graph.postWebhook({ object: "page", entry: [] })).toBe(200);
+    expect(hub.last().headers.sha1).toMatch(/^sha1=[0-9a-f]{40}$/);
+    expect(await graph.postWebhook({ object: "page", entry: [] }, { signature: "sha256=deadbeef" })).toBe(401);
+    expect(await graph.postWebhook({ object: "page", entry: [] }, { signature: "" })).toBe(401);
+    expect(graph.webhooks.map((w) => w.status)).toEqual([200, 401, 401]);
+  });
+});
