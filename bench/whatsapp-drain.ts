@@ -4,6 +4,7 @@
 //   npm run bench:whatsapp -- [results=5000] [mps=80]
 import { performance } from "node:perf_hooks";
 import { FakeGraph } from "../test/support/fake-graph.js";
+import { spawnHub } from "../test/support/hub-process.js";
 import { TestHub } from "../test/support/test-hub.js";
 import { TOOL_KEY, ToolBackend } from "../test/support/tool-backend.js";
 import { matchTherapists } from "../test/support/tool-files.js";
@@ -15,9 +16,12 @@ const graph = await new FakeGraph({ appSecret: APP_SECRET, mps }).start();
 const backend = await new ToolBackend().start();
 process.env.CLINIC_API = backend.url;
 process.env.CLINIC_API_KEY = TOOL_KEY;
+// This process takes the HTTP side (API, callbacks, webhooks) and plays the fake and the backend; the turns
+// and the sends run in a worker process of their own, as a deployment would split them.
 const hub = await TestHub.start({
   tools: { match_therapists: matchTherapists },
   env: {
+    HUB_ROLE: "web",
     LOG_LEVEL: "warn",
     META_APP_SECRET: APP_SECRET,
     WA_PHONE_NUMBER_ID: "1111111111",
@@ -28,6 +32,10 @@ const hub = await TestHub.start({
   },
 });
 graph.hubWebhookUrl = `${hub.url}/webhooks/meta`;
+const worker = spawnHub(
+  hub.siblingEnv({ HUB_ROLE: "worker", PORT: "0", CLINIC_API: backend.url, CLINIC_API_KEY: TOOL_KEY }),
+);
+await worker.waitFor("chat-delivery-hub is running");
 
 // Setup (not measured): one open-window conversation and one running job per result.
 const jobs: string[] = [];
@@ -73,6 +81,7 @@ console.log(
 );
 console.log(`130429 throughput errors: ${graph.throughputRejections}`);
 
+await worker.stop();
 await hub.stop();
 await graph.stop();
 await backend.stop();

@@ -9,6 +9,7 @@ import { httpAgent } from "./agent/http-agent.js";
 import { metaChannels } from "./channels/meta/meta-channels.js";
 import { startWebhookWorker } from "./channels/meta/meta-webhooks.js";
 import { attachWidgetNamespace } from "./channels/widget/widget-namespace.js";
+import { attachConsoleNamespace } from "./console/console-namespace.js";
 import { widgetChannel } from "./channels/widget/widget-channel.js";
 import { toolEnvironment, type Config } from "./config.js";
 import type { HubContext } from "./context.js";
@@ -93,6 +94,7 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
     server = createServer(createApp(ctx));
     realtime.io.attach(server);
     attachWidgetNamespace(ctx);
+    attachConsoleNamespace(ctx);
     server.listen(config.port, config.host);
     await once(server, "listening");
     const { port } = server.address() as AddressInfo;

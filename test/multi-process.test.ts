@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AGENT_SECRET, AgentRuntime } from "./support/agent-runtime.js";
 import { spawnHub, type HubProcess } from "./support/hub-process.js";
 import { eventually, freePort } from "./support/services.js";
-import { HUB_API_KEY, TestHub } from "./support/test-hub.js";
+import { io } from "socket.io-client";
+import { CONSOLE_API_KEY, HUB_API_KEY, TestHub } from "./support/test-hub.js";
 import { TOOL_KEY, ToolBackend } from "./support/tool-backend.js";
 import { matchTherapists } from "./support/tool-files.js";
 import { openSession, WidgetClient } from "./support/widget-client.js";
@@ -68,6 +69,39 @@ describe("several hub processes", () => {
       async () => (await web.db.message.findUniqueOrThrow({ where: { id: reply.id } })).status === "delivered",
       "delivered",
     );
+  });
+
+  it("the console hears a result posted to another process", async () => {
+    const consoleSocket = io(`${web.url}/console`, {
+      auth: { key: CONSOLE_API_KEY },
+      transports: ["websocket"],
+      forceNew: true,
+    });
+    const heard: { conversationId: string; message: { role: string; text: string | null } }[] = [];
+    consoleSocket.on("message", (payload) => heard.push(payload));
+    await new Promise<void>((resolve) => consoleSocket.once("connect", () => resolve()));
+    try {
+      const session = await openSession(web.url);
+      const started = await fetch(`${siblingUrl}/v1/conversations/${session.conversationId}/tool-calls`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${HUB_API_KEY}`, "Content-Type": "application/json" },
+        body: JSON.stringify({ tool: "match_therapists", arguments: { reason: "console across", area: "Ñuñoa" } }),
+      });
+      const { job } = (await started.json()) as { job: { id: string } };
+      await backend.post(job.id, { result: "ok", message: "heard across processes" });
+      await eventually(
+        () =>
+          heard.find(
+            (e) =>
+              e.conversationId === session.conversationId &&
+              e.message.role === "tool_result" &&
+              e.message.text === "heard across processes",
+          ),
+        "the console event from the other process",
+      );
+    } finally {
+      consoleSocket.close();
+    }
   });
 
   async function burst(send: (client: WidgetClient, count: number) => Promise<void>) {

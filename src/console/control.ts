@@ -5,6 +5,8 @@ import type { HubContext } from "../context.js";
 import { getConversation } from "../conversations/conversations.js";
 import { addMessage } from "../conversations/timeline.js";
 import { enqueueOutboxItems, recordOutboxItem } from "../delivery/outbox.js";
+import { routeConversation } from "../delivery/deliver.js";
+import { route } from "../delivery/route.js";
 import { HubError } from "../errors.js";
 import { Prisma, type Conversation, type Message } from "../generated/prisma/client.js";
 
@@ -15,7 +17,7 @@ export interface HumanAgent {
 
 export async function takeOver(ctx: HubContext, conversationId: string, agent: HumanAgent): Promise<Conversation> {
   const { id } = await getConversation(ctx.db, conversationId);
-  return ctx.db.$transaction(async (tx) => {
+  const taken = await ctx.db.$transaction(async (tx) => {
     await tx.$queryRaw`SELECT id FROM "Conversation" WHERE id = ${id}::uuid FOR UPDATE`;
     const conversation = await tx.conversation.findUniqueOrThrow({ where: { id } });
     const holder = conversation.humanAgent as HumanAgent | null;
@@ -27,6 +29,8 @@ export async function takeOver(ctx: HubContext, conversationId: string, agent: H
       data: { control: "human", humanAgent: { id: agent.id, name: agent.name } },
     });
   });
+  ctx.realtime.consoleControl(taken);
+  return taken;
 }
 
 export async function handBack(ctx: HubContext, conversationId: string): Promise<Conversation> {
@@ -54,6 +58,7 @@ export async function handBack(ctx: HubContext, conversationId: string): Promise
     return { conversation, itemId };
   });
   await enqueueOutboxItems(ctx, [itemId]);
+  ctx.realtime.consoleControl(conversation);
   return conversation;
 }
 
@@ -65,6 +70,17 @@ export async function postHumanMessage(
   agent?: HumanAgent,
 ): Promise<Message> {
   const conversation = await getConversation(ctx.db, conversationId);
+  // The channel's rules for a person's reply, checked before anything is recorded.
+  const decided = route(routeConversation(ctx, conversation, false), { author: "human" }, ctx.now());
+  if (decided.action === "fail" && decided.reason === "window_closed") {
+    throw new HubError(
+      409,
+      "window_closed",
+      conversation.channel === "whatsapp"
+        ? "the WhatsApp window is closed: only a template can reach this person until they write again"
+        : "more than 7 days since the person's last message: Instagram allows no reply until they write again",
+    );
+  }
   const { message, itemId } = await ctx.db.$transaction(async (tx) => {
     const message = await addMessage(tx, {
       conversationId: conversation.id,
@@ -83,5 +99,6 @@ export async function postHumanMessage(
     return { message, itemId };
   });
   await enqueueOutboxItems(ctx, [itemId]);
+  ctx.realtime.consoleMessage(message);
   return message;
 }

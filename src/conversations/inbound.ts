@@ -84,5 +84,6 @@ export async function receiveUserMessage(
     return { message, created: true, itemId };
   });
   await enqueueOutboxItems(ctx, [outcome.itemId]);
+  if (outcome.created) ctx.realtime.consoleMessage(outcome.message);
   return { message: outcome.message, created: outcome.created };
 }

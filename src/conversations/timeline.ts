@@ -31,6 +31,7 @@ export interface MessageView {
   jobId: string | null;
   toolCallId: string | null;
   status: string | null;
+  decision: string | null;
   statusReason: string | null;
   createdAt: string;
 }
@@ -45,6 +46,7 @@ export function messageView(message: Message): MessageView {
     jobId: message.jobId,
     toolCallId: message.toolCallId,
     status: message.status,
+    decision: message.decision,
     statusReason: message.statusReason,
     createdAt: message.createdAt.toISOString(),
   };

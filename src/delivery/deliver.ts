@@ -129,17 +129,16 @@ export async function deliverMessage(ctx: HubContext, message: Message): Promise
     // composes it again (the reply itself is then superseded).
     await ctx.db.outboxItem.updateMany({ where: { replyMessageId: message.id }, data: { state: "awaiting_reply" } });
   }
-  if (recorded.status === "awaiting_reply" && message.turnId) {
-    // The window is closed: what this reply answered waits for the person's next message, whose turn
-    // composes it again (the reply itself is then superseded).
-    await ctx.db.outboxItem.updateMany({ where: { replyMessageId: message.id }, data: { state: "awaiting_reply" } });
-  }
   // A read receipt may have raced the push: the person having read it outranks "delivered".
   const { count } = await ctx.db.message.updateMany({ where: { id: message.id, status: { not: "read" } }, data });
-  if (count === 1) return { ...message, ...data, updatedAt: ctx.now() };
-  const kept = { decision: data.decision, statusReason: data.statusReason };
-  await ctx.db.message.updateMany({ where: { id: message.id }, data: kept });
-  return { ...message, ...kept, status: "read", updatedAt: ctx.now() };
+  let updated: Message = { ...message, ...data, updatedAt: ctx.now() };
+  if (count === 0) {
+    const kept = { decision: data.decision, statusReason: data.statusReason };
+    await ctx.db.message.updateMany({ where: { id: message.id }, data: kept });
+    updated = { ...message, ...kept, status: "read", updatedAt: ctx.now() };
+  }
+  ctx.realtime.consoleMessage(updated);
+  return updated;
 }
 
 /** Sends the template once for this waiting period; the message then waits for the person's answer. */

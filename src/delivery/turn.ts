@@ -37,7 +37,10 @@ export async function runTurn(ctx: HubContext, conversationId: string): Promise<
     });
     await copyDecisions(ctx, direct);
   }
-  const inputs = items.filter((item) => !DIRECT_KINDS.has(item.kind));
+  const inputs = await withoutStaleProgress(
+    ctx,
+    items.filter((item) => !DIRECT_KINDS.has(item.kind)),
+  );
   if (inputs.length === 0) return;
 
   const conversation = await ctx.db.conversation.findUniqueOrThrow({ where: { id: conversationId } });
@@ -104,6 +107,34 @@ async function recordAnswer(ctx: HubContext, inputs: OutboxItem[], reply: Messag
   });
 }
 
+/**
+ * Progress of a job that has since ended (it waited during a takeover or a closed window) says nothing
+ * the result does not: it is dropped, recorded as superseded.
+ */
+async function withoutStaleProgress(ctx: HubContext, inputs: OutboxItem[]): Promise<OutboxItem[]> {
+  const progressJobs = inputs.filter((item) => item.kind === "progress" && item.jobId).map((item) => item.jobId!);
+  if (progressJobs.length === 0) return inputs;
+  const ended = new Set(
+    (
+      await ctx.db.job.findMany({
+        where: { id: { in: progressJobs }, status: { not: "running" } },
+        select: { id: true },
+      })
+    ).map((job) => job.id),
+  );
+  const stale = inputs.filter((item) => item.kind === "progress" && item.jobId && ended.has(item.jobId));
+  if (stale.length === 0) return inputs;
+  await ctx.db.outboxItem.updateMany({
+    where: { id: { in: stale.map((item) => item.id) } },
+    data: { state: "done", decision: "superseded", reason: "job_ended" },
+  });
+  await ctx.db.message.updateMany({
+    where: { id: { in: stale.map((item) => item.messageId).filter((id): id is string => id !== null) } },
+    data: { status: "superseded", statusReason: "the job ended before this progress was given" },
+  });
+  return inputs.filter((item) => !stale.includes(item));
+}
+
 /** One job's result or progress: the reply carries its job id (the widget shows it with the job). */
 function singleJob(inputs: OutboxItem[]): string | null {
   const jobs = new Set(inputs.map((item) => item.jobId).filter(Boolean));
@@ -126,6 +157,10 @@ async function holdInputs(ctx: HubContext, inputs: OutboxItem[]): Promise<void> 
     }),
   ]);
   ctx.log.info({ conversation_id: inputs[0]?.conversationId, items: ids.length }, "held for the human agent");
+  const held = await ctx.db.message.findMany({
+    where: { id: { in: inputs.map((item) => item.messageId).filter((id): id is string => id !== null) } },
+  });
+  for (const message of held) ctx.realtime.consoleMessage(message);
 }
 
 /** Records on direct items the decision their own message got. */

@@ -7,7 +7,7 @@ import { addMessage } from "../conversations/timeline.js";
 import { asJson } from "../db/json.js";
 import { enqueueOutboxItems, recordOutboxItem } from "../delivery/outbox.js";
 import { HubError, UnavailableError } from "../errors.js";
-import type { Job } from "../generated/prisma/client.js";
+import type { Job, Message } from "../generated/prisma/client.js";
 import { mapResponse } from "../tools/map-response.js";
 import { verifyCallbackToken } from "./callback-token.js";
 import { disarmTimeout } from "./timeouts.js";
@@ -58,7 +58,7 @@ export async function handleCallback(ctx: HubContext, token: string, rawBody: un
   // The outcome is queued right after commit; refuse now rather than accept what cannot be queued soon.
   if (!ctx.queues.isReady()) throw new UnavailableError("queue");
 
-  let outcome: { answer: CallbackAnswer; itemId?: string | undefined; ended?: boolean; job: Job };
+  let outcome: { answer: CallbackAnswer; itemId?: string | undefined; ended?: boolean; job: Job; message?: Message };
   try {
     outcome = await ctx.db.$transaction(async (tx) => {
       const locked = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM "Job" WHERE id = ${jobId}::uuid FOR UPDATE`;
@@ -102,7 +102,7 @@ export async function handleCallback(ctx: HubContext, token: string, rawBody: un
             ? { jobId, tool: job.tool, toolCallId: job.toolCallId, result: asJson(result) }
             : { jobId, tool: job.tool, toolCallId: job.toolCallId, reason: "error", message: errorText },
         });
-        return { answer: { ok: true }, itemId, ended: true, job };
+        return { answer: { ok: true }, itemId, ended: true, job, message };
       }
 
       if (job.status !== "running") throw jobEnded(job);
@@ -136,7 +136,7 @@ export async function handleCallback(ctx: HubContext, token: string, rawBody: un
         messageId: message.id,
         payload: { jobId, tool: job.tool, toolCallId: job.toolCallId, progress: body.progress },
       });
-      return { answer: { ok: true }, itemId, job };
+      return { answer: { ok: true }, itemId, job, message };
     });
   } catch (error) {
     if (error instanceof HubError) throw error;
@@ -155,14 +155,22 @@ export async function handleCallback(ctx: HubContext, token: string, rawBody: un
     "result" in body ? "job result received" : "job progress received",
   );
   await enqueueOutboxItems(ctx, [outcome.itemId]);
+  if (outcome.message) ctx.realtime.consoleMessage(outcome.message);
   if (outcome.ended) await disarmTimeout(ctx, job.id);
   if ("progress" in body) {
-    ctx.realtime.progress(job.conversationId, {
-      jobId: job.id,
-      tool: job.tool,
-      text: body.progress,
-      at: ctx.now().toISOString(),
+    // While a human has the conversation, the person hears nothing automated, progress included.
+    const conversation = await ctx.db.conversation.findUnique({
+      where: { id: job.conversationId },
+      select: { control: true },
     });
+    if (conversation?.control !== "human") {
+      ctx.realtime.progress(job.conversationId, {
+        jobId: job.id,
+        tool: job.tool,
+        text: body.progress,
+        at: ctx.now().toISOString(),
+      });
+    }
   }
   return outcome.answer;
 }

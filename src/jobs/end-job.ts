@@ -53,7 +53,7 @@ export async function endJob(
       messageId: message.id,
       payload: { jobId, tool: job.tool, toolCallId: job.toolCallId, reason, message: text },
     });
-    return { job: await tx.job.findUniqueOrThrow({ where: { id: jobId } }), ended: true, itemId };
+    return { job: await tx.job.findUniqueOrThrow({ where: { id: jobId } }), ended: true, itemId, message };
   });
   if (outcome.ended && outcome.job) {
     ctx.log.info(
@@ -61,6 +61,7 @@ export async function endJob(
       `job ${status}`,
     );
     await enqueueOutboxItems(ctx, [outcome.itemId]);
+    if (outcome.message) ctx.realtime.consoleMessage(outcome.message);
     if (outcome.job.cancelRequest === "pending") await enqueueCancelRequest(ctx, jobId);
   }
   return { job: outcome.job, ended: outcome.ended };

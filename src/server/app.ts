@@ -28,6 +28,7 @@ export function createApp(ctx: HubContext): Express {
     app.get("/", (_req, res) => res.redirect("/demo"));
   }
   app.get("/demo", (_req, res) => res.sendFile("demo.html", { root: webDir }));
+  app.get("/console", (_req, res) => res.sendFile("console.html", { root: webDir }));
   app.use(express.static(webDir, { index: false, maxAge: "5m" }));
   app.use((_req, _res, next) => next(new HubError(404, "not_found", "no such route")));
   app.use(errorHandler(ctx.log));

@@ -26,6 +26,8 @@ export function describeInput(input: TurnInput): string {
 
 export class AgentRuntime {
   readonly turns: TurnRequest[] = [];
+  /** Turns received, before their answer (which `delayMs` may hold back). */
+  readonly started: TurnRequest[] = [];
   /** Answer 503 to this many turns before answering normally. */
   failNext = 0;
   failures = 0;
@@ -55,6 +57,7 @@ export class AgentRuntime {
         return void res.status(503).json({ error: "down for maintenance" });
       }
       const request = JSON.parse(raw.toString()) as TurnRequest;
+      this.started.push(request);
       if (this.delayMs) await new Promise((resolve) => setTimeout(resolve, this.delayMs));
       this.turns.push(request);
       this.spans.push({ conversationId: request.conversation.id, start, end: Date.now() });

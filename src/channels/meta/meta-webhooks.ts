@@ -136,10 +136,9 @@ async function applyStatus(ctx: HubContext, event: Extract<WhatsAppEvent, { kind
     );
     return;
   }
-  await ctx.db.message.updateMany({
-    where: { id: message.id, status: message.status },
-    data: { status: event.status, ...(error ? { statusReason: `${error.code} ${error.title}` } : {}) },
-  });
+  const data = { status: event.status, ...(error ? { statusReason: `${error.code} ${error.title}` } : {}) };
+  const { count } = await ctx.db.message.updateMany({ where: { id: message.id, status: message.status }, data });
+  if (count === 1) ctx.realtime.consoleMessage({ ...message, ...data });
 }
 
 export function startWebhookWorker(ctx: HubContext): Worker {

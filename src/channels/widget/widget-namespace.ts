@@ -69,7 +69,7 @@ export function attachWidgetNamespace(ctx: HubContext): void {
             conversationId,
             seq: { lte: upTo.seq },
             role: { in: ["agent", "human"] },
-            status: { in: ["pending", "live", "stored", "delivered"] },
+            status: { in: ["live", "stored", "delivered"] },
           },
           data: { status: "read" },
         });

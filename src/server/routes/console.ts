@@ -4,7 +4,9 @@ import { z } from "zod";
 import { handBack, postHumanMessage, takeOver } from "../../console/control.js";
 import type { HubContext } from "../../context.js";
 import { conversationView } from "../../conversations/conversations.js";
+import { conversationTimeline, listConversations } from "../../console/console-queries.js";
 import { messageView } from "../../conversations/timeline.js";
+import { CHANNELS } from "../../conversations/window.js";
 import { requireBearer } from "../auth.js";
 import { parseInput } from "../validate.js";
 
@@ -21,10 +23,27 @@ const takeoverBody = z.object({
   ]),
 });
 const humanMessageBody = z.object({ text: z.string().trim().min(1).max(4000), agent: humanAgent.optional() });
+const flag = z.enum(["true", "false"]).transform((value) => value === "true");
+const listQuery = z.object({
+  channel: z.enum(CHANNELS).optional(),
+  control: z.enum(["agent", "human"]).optional(),
+  held: flag.optional(),
+  waiting: flag.optional(),
+  limit: z.coerce.number().int().min(1).max(500).default(100),
+});
 
 export function consoleRoutes(ctx: HubContext): Router {
   const router = Router();
   const consoleOnly = requireBearer({ human: ctx.config.secrets.consoleApiKey });
+  const eitherKey = requireBearer({ human: ctx.config.secrets.consoleApiKey, agent: ctx.config.secrets.hubApiKey });
+
+  router.get("/conversations", eitherKey, async (req, res) => {
+    res.json({ conversations: await listConversations(ctx, parseInput(listQuery, req.query)) });
+  });
+
+  router.get("/conversations/:id/timeline", eitherKey, async (req, res) => {
+    res.json(await conversationTimeline(ctx, req.params.id as string));
+  });
 
   router.post("/conversations/:id/takeover", consoleOnly, async (req, res) => {
     const body = parseInput(takeoverBody, req.body);

@@ -1,0 +1,782 @@
+// chat-delivery-hub support console: plain browser JavaScript, no build step. It reads the console API
+// (Bearer CONSOLE_API_KEY) and listens to the `/console` socket.io namespace; every event only schedules a
+// (debounced) re-read of the list and of the open timeline, so the page always shows what the hub stored.
+// Operator notes: docs/console.md.
+(function () {
+  "use strict";
+
+  const STORE = "cdh-console:";
+  const REFRESH_DEBOUNCE_MS = 150;
+  // Some changes reach no event (read receipts, entries released by a hand-back): re-read now and then.
+  const SAFETY_REFRESH_MS = 20000;
+  const ROLE_LABEL = {
+    user: "Person",
+    agent: "Agent",
+    human: "Human",
+    tool_call: "Tool call",
+    tool_result: "Tool result",
+    template: "Template",
+    progress: "Progress",
+  };
+  const CHANNEL_LABEL = {
+    web: "Web",
+    ios: "iOS",
+    android: "Android",
+    flutter: "Flutter",
+    whatsapp: "WhatsApp",
+    instagram: "Instagram",
+  };
+
+  const $ = (id) => document.getElementById(id);
+  const ui = {
+    status: $("console-status"),
+    connection: $("console-connection"),
+    who: $("console-who"),
+    logout: $("console-logout"),
+    loginForm: $("login-form"),
+    key: $("console-key"),
+    agentId: $("agent-id"),
+    agentName: $("agent-name"),
+    console: $("console"),
+    filterChannel: $("filter-channel"),
+    filterControl: $("filter-control"),
+    filterHeld: $("filter-held"),
+    filterWaiting: $("filter-waiting"),
+    list: $("conversation-list"),
+    emptyDetail: $("empty-detail"),
+    detail: $("detail"),
+    detailName: $("detail-name"),
+    detailMeta: $("detail-meta"),
+    controlState: $("control-state"),
+    takeover: $("takeover"),
+    handback: $("handback"),
+    heldBanner: $("held-banner"),
+    jobs: $("jobs"),
+    timeline: $("timeline"),
+    replyForm: $("reply-form"),
+    replyInput: $("reply-input"),
+    replySend: $("reply-send"),
+  };
+
+  const state = {
+    key: "",
+    agent: { id: "agent-1", name: "Support" },
+    conversations: [],
+    selectedId: null,
+    /** The open conversation's latest timeline answer. */
+    timeline: null,
+    busy: false,
+  };
+  let socket = null;
+  let safetyTimer;
+
+  // ---------------------------------------------------------------- storage
+
+  function load(name, fallback) {
+    try {
+      const raw = localStorage.getItem(STORE + name);
+      return raw ? JSON.parse(raw) : fallback;
+    } catch {
+      return fallback;
+    }
+  }
+
+  function save(name, value) {
+    try {
+      if (value === undefined || value === null) localStorage.removeItem(STORE + name);
+      else localStorage.setItem(STORE + name, JSON.stringify(value));
+    } catch {
+      // Storage disabled: the console still works until the page is closed.
+    }
+  }
+
+  // ---------------------------------------------------------------- DOM helpers
+
+  function el(tag, attributes, children) {
+    const node = document.createElement(tag);
+    for (const [name, value] of Object.entries(attributes || {})) {
+      if (value === undefined || value === null || value === false) continue;
+      if (name === "text") node.textContent = value;
+      else if (name === "class") node.className = value;
+      else node.setAttribute(name, value === true ? "" : String(value));
+    }
+    for (const child of children || []) if (child) node.appendChild(child);
+    return node;
+  }
+
+  function chip(text, kind, title) {
+    return el("span", { class: `chip chip-${kind || "plain"}`, text, title });
+  }
+
+  function formatTime(iso, withSeconds) {
+    if (!iso) return "";
+    const date = new Date(iso);
+    if (Number.isNaN(date.getTime())) return "";
+    const sameDay = date.toDateString() === new Date().toDateString();
+    const time = date.toLocaleTimeString([], {
+      hour: "2-digit",
+      minute: "2-digit",
+      ...(withSeconds ? { second: "2-digit" } : {}),
+    });
+    return sameDay ? time : `${date.toLocaleDateString([], { month: "short", day: "numeric" })} ${time}`;
+  }
+
+  function compact(value, max) {
+    let text;
+    try {
+      text = typeof value === "string" ? value : JSON.stringify(value);
+    } catch {
+      text = String(value);
+    }
+    text = text === undefined ? "" : text;
+    return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+  }
+
+  /** Status line: the last action's outcome or the last error, kept until the next one. */
+  function setStatus(text, kind) {
+    ui.status.textContent = text || "";
+    ui.status.setAttribute("data-kind", kind || "info");
+  }
+
+  function setConnection(stateName, text) {
+    ui.connection.setAttribute("data-state", stateName);
+    ui.connection.textContent = text;
+  }
+
+  // ---------------------------------------------------------------- API
+
+  class ApiError extends Error {
+    constructor(status, code, message) {
+      super(message);
+      this.status = status;
+      this.code = code;
+    }
+  }
+
+  async function api(method, path, body) {
+    let res;
+    try {
+      res = await fetch(path, {
+        method,
+        headers: {
+          Authorization: `Bearer ${state.key}`,
+          ...(body === undefined ? {} : { "Content-Type": "application/json" }),
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    } catch {
+      throw new ApiError(0, "network", "the hub cannot be reached");
+    }
+    const text = await res.text();
+    let parsed;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    if (!res.ok) {
+      const error = (parsed && parsed.error) || {};
+      const details = Array.isArray(error.details)
+        ? ` (${error.details.map((d) => `${d.field}: ${d.message}`).join("; ")})`
+        : "";
+      throw new ApiError(
+        res.status,
+        error.code || `http_${res.status}`,
+        `${error.message || res.statusText}${details}`,
+      );
+    }
+    return parsed;
+  }
+
+  function showError(action, error) {
+    if (error instanceof ApiError && error.status === 401) {
+      signOut(`${action}: the console key was refused`);
+      return;
+    }
+    const code = error instanceof ApiError && error.status ? ` [${error.status} ${error.code}]` : "";
+    setStatus(`${action} failed: ${error.message}${code}`, "error");
+  }
+
+  // ---------------------------------------------------------------- refreshing (debounced, never overlapping)
+
+  /** A refresher: `schedule()` coalesces calls; a call during a run causes one more run afterwards. */
+  function refresher(run) {
+    let timer;
+    let running = false;
+    let again = false;
+    async function go() {
+      timer = undefined;
+      if (running) {
+        again = true;
+        return;
+      }
+      running = true;
+      try {
+        await run();
+      } finally {
+        running = false;
+        if (again) {
+          again = false;
+          schedule(0);
+        }
+      }
+    }
+    function schedule(delay) {
+      if (timer !== undefined) return;
+      timer = setTimeout(go, delay === undefined ? REFRESH_DEBOUNCE_MS : delay);
+    }
+    return { schedule, now: () => go() };
+  }
+
+  const listRefresh = refresher(loadList);
+  const timelineRefresh = refresher(loadTimeline);
+
+  function filterQuery() {
+    const params = new URLSearchParams();
+    if (ui.filterChannel.value) params.set("channel", ui.filterChannel.value);
+    if (ui.filterControl.value) params.set("control", ui.filterControl.value);
+    if (ui.filterHeld.checked) params.set("held", "true");
+    if (ui.filterWaiting.checked) params.set("waiting", "true");
+    params.set("limit", "200");
+    return params.toString();
+  }
+
+  async function loadList() {
+    if (!state.key) return;
+    try {
+      const body = await api("GET", `/v1/conversations?${filterQuery()}`);
+      state.conversations = body.conversations || [];
+      renderList();
+    } catch (error) {
+      showError("Loading conversations", error);
+    }
+  }
+
+  async function loadTimeline() {
+    const id = state.selectedId;
+    if (!state.key || !id) return;
+    try {
+      const body = await api("GET", `/v1/conversations/${encodeURIComponent(id)}/timeline`);
+      if (id !== state.selectedId) return; // another conversation was opened meanwhile
+      state.timeline = body;
+      renderDetail();
+    } catch (error) {
+      if (id !== state.selectedId) return;
+      showError("Loading the timeline", error);
+    }
+  }
+
+  // ---------------------------------------------------------------- conversation list
+
+  function displayName(conversation) {
+    return conversation.name || conversation.contact || conversation.id;
+  }
+
+  function controlBadge(conversation) {
+    if (conversation.control !== "human") return chip("Agent", "agent", "The AI agent answers");
+    const holder = conversation.humanAgent;
+    const mine = holder && holder.id === state.agent.id;
+    const label = mine ? "You" : `Human${holder ? `: ${holder.name}` : ""}`;
+    return chip(label, "human", holder ? `Taken over by ${holder.name} (${holder.id})` : "Taken over");
+  }
+
+  function lastMessageLine(message) {
+    if (!message) return el("div", { class: "last muted", text: "No messages yet" });
+    return el("div", { class: "last" }, [
+      el("span", { class: "last-role", text: `${ROLE_LABEL[message.role] || message.role}: ` }),
+      el("span", { text: compact(message.text || "", 140) }),
+    ]);
+  }
+
+  function renderList() {
+    const items = state.conversations.map((conversation) => {
+      const held = Number(conversation.held) || 0;
+      const waiting = Number(conversation.waiting) || 0;
+      const selected = conversation.id === state.selectedId;
+      const item = el(
+        "li",
+        {
+          class: `conversation${selected ? " selected" : ""}${held ? " has-held" : ""}`,
+          "data-id": conversation.id,
+          "data-control": conversation.control,
+          tabindex: "0",
+          role: "button",
+          "aria-current": selected ? "true" : undefined,
+        },
+        [
+          el("div", { class: "row" }, [
+            el("span", { class: "name", text: displayName(conversation), title: conversation.contact }),
+            el("span", {
+              class: "time",
+              text: formatTime((conversation.lastMessage || conversation).createdAt),
+            }),
+          ]),
+          el("div", { class: "row badges" }, [
+            chip(CHANNEL_LABEL[conversation.channel] || conversation.channel, "channel"),
+            controlBadge(conversation),
+            el("span", {
+              class: "chip chip-held held-count",
+              "data-count": held,
+              text: `${held} held`,
+              title: "Results held while a human has the conversation",
+            }),
+            el("span", {
+              class: "chip chip-waiting waiting-count",
+              "data-count": waiting,
+              text: `${waiting} waiting`,
+              title: "Messages waiting for the person to write again (messaging window closed)",
+            }),
+          ]),
+          lastMessageLine(conversation.lastMessage),
+        ],
+      );
+      item.addEventListener("click", () => select(conversation.id));
+      item.addEventListener("keydown", (event) => {
+        if (event.key === "Enter" || event.key === " ") {
+          event.preventDefault();
+          select(conversation.id);
+        }
+      });
+      return item;
+    });
+    if (items.length === 0) {
+      const filtered = filterQuery() !== "limit=200";
+      items.push(
+        el("li", { class: "list-empty", text: filtered ? "No conversations match." : "No conversations yet." }),
+      );
+    }
+    ui.list.replaceChildren(...items);
+  }
+
+  function select(id) {
+    if (id === state.selectedId) {
+      timelineRefresh.schedule(0);
+      return;
+    }
+    state.selectedId = id;
+    state.timeline = null;
+    history.replaceState(null, "", `#${encodeURIComponent(id)}`);
+    for (const node of ui.list.querySelectorAll(".conversation")) {
+      const selected = node.getAttribute("data-id") === id;
+      node.classList.toggle("selected", selected);
+      if (selected) node.setAttribute("aria-current", "true");
+      else node.removeAttribute("aria-current");
+    }
+    ui.timeline.replaceChildren();
+    ui.jobs.replaceChildren();
+    ui.emptyDetail.hidden = true;
+    ui.detail.hidden = false;
+    ui.detailName.textContent = "Loading…";
+    ui.detailMeta.textContent = "";
+    updateControls();
+    timelineRefresh.schedule(0);
+  }
+
+  // ---------------------------------------------------------------- the open conversation
+
+  function mineNow(conversation) {
+    return Boolean(
+      conversation &&
+      conversation.control === "human" &&
+      conversation.humanAgent &&
+      conversation.humanAgent.id === state.agent.id,
+    );
+  }
+
+  function updateControls() {
+    const conversation = state.timeline && state.timeline.conversation;
+    const human = Boolean(conversation && conversation.control === "human");
+    const mine = mineNow(conversation);
+    ui.takeover.disabled = !conversation || mine || state.busy;
+    ui.handback.disabled = !conversation || !human || state.busy;
+    ui.replyInput.disabled = !mine;
+    ui.replySend.disabled = !mine || state.busy;
+    ui.replyInput.placeholder = mine
+      ? "Reply to the person (Enter sends, Shift+Enter for a new line)"
+      : human
+        ? "Someone else has this conversation"
+        : "Take over to reply to the person…";
+    if (!conversation) {
+      ui.controlState.textContent = "";
+      return;
+    }
+    const holder = conversation.humanAgent;
+    ui.controlState.textContent = !human
+      ? "The agent has this conversation"
+      : mine
+        ? "You have this conversation"
+        : `${holder ? `${holder.name} (${holder.id})` : "A human"} has this conversation`;
+    ui.controlState.setAttribute("data-control", mine ? "mine" : human ? "human" : "agent");
+  }
+
+  function renderDetail() {
+    const data = state.timeline;
+    if (!data) return;
+    const conversation = data.conversation;
+    ui.detailName.textContent = displayName(conversation);
+    const meta = [
+      chip(CHANNEL_LABEL[conversation.channel] || conversation.channel, "channel"),
+      controlBadge(conversation),
+    ];
+    if (conversation.name) meta.push(el("span", { class: "muted", text: `contact ${conversation.contact}` }));
+    if (conversation.window && !["web", "ios", "android", "flutter"].includes(conversation.channel)) {
+      meta.push(
+        conversation.window.open
+          ? chip(`window open until ${formatTime(conversation.window.closesAt)}`, "ok")
+          : chip("window closed", "warn", "Only a template can reach this person until they write again"),
+      );
+    }
+    ui.detailMeta.replaceChildren(...meta);
+
+    const held = (data.held || []).length;
+    ui.heldBanner.hidden = held === 0;
+    ui.heldBanner.textContent = held
+      ? `${held} held ${held === 1 ? "item" : "items"}: kept from the person while a human has the conversation; ` +
+        "the agent gets them on hand-back."
+      : "";
+
+    renderJobs(data.jobs || []);
+    renderTimeline(data.messages || []);
+    updateControls();
+  }
+
+  function renderJobs(jobs) {
+    ui.jobs.hidden = jobs.length === 0;
+    ui.jobs.replaceChildren(
+      ...jobs.map((job) => {
+        const latest = (job.progress || [])[(job.progress || []).length - 1];
+        const result = job.result && typeof job.result === "object" ? job.result.message : undefined;
+        const detail =
+          job.status === "running"
+            ? latest
+              ? `${latest.text} · ${formatTime(latest.at, true)}`
+              : job.message || "started"
+            : job.error || result || job.message || "";
+        return el("div", { class: "job", "data-id": job.id, "data-status": job.status }, [
+          el("div", { class: "row" }, [
+            el("span", { class: "job-tool", text: job.tool.replace(/_/g, " ") }),
+            chip(job.status.replace(/_/g, " "), statusKind(job.status)),
+          ]),
+          el("div", { class: "job-detail", text: detail, title: detail }),
+          el("div", {
+            class: "job-time muted",
+            text:
+              `started ${formatTime(job.createdAt, true)}` +
+              (job.endedAt ? ` · ended ${formatTime(job.endedAt, true)}` : ` · times out ${formatTime(job.timeoutAt)}`),
+          }),
+        ]);
+      }),
+    );
+  }
+
+  function statusKind(status) {
+    switch (status) {
+      case "held":
+        return "held";
+      case "failed":
+      case "timed_out":
+      case "cancelled":
+        return "bad";
+      case "awaiting_reply":
+      case "pending":
+      case "running":
+        return "warn";
+      case "delivered":
+      case "read":
+      case "sent":
+      case "live":
+      case "succeeded":
+        return "ok";
+      default:
+        return "plain";
+    }
+  }
+
+  /** Result data as lines a person can read: lists as bullets, objects as "key: value". */
+  function readable(value, depth) {
+    const level = depth || 0;
+    if (value === null || value === undefined) return "";
+    if (typeof value !== "object") return String(value);
+    if (level > 2) return compact(value, 200);
+    if (Array.isArray(value)) return value.map((item) => `• ${readable(item, level + 1)}`).join("\n");
+    return Object.entries(value)
+      .map(([key, item]) => {
+        const text = readable(item, level + 1);
+        return text.includes("\n") ? `${key}:\n${text}` : `${key}: ${text}`;
+      })
+      .join("\n");
+  }
+
+  function entryText(message) {
+    const data = message.data && typeof message.data === "object" ? message.data : {};
+    if (message.role === "tool_call") {
+      return `${data.tool || "tool"}(${compact(data.arguments === undefined ? "" : data.arguments, 300)})`;
+    }
+    if (message.role === "tool_result") {
+      const parts = [message.text || (data.outcome ? `(${data.outcome})` : "")];
+      const result = data.result && typeof data.result === "object" ? data.result : undefined;
+      if (result && result.data !== undefined) parts.push(compact(readable(result.data), 800));
+      return parts.filter(Boolean).join("\n");
+    }
+    if (message.role === "template") return `Template “${message.text || ""}” sent to bring the person back`;
+    return message.text || "";
+  }
+
+  function entryElement(message) {
+    const held = message.status === "held";
+    const data = message.data && typeof message.data === "object" ? message.data : {};
+    const author = message.role === "human" && data.agent ? ` · ${data.agent.name}` : "";
+    const chips = [];
+    if (message.status) chips.push(chip(message.status.replace(/_/g, " "), statusKind(message.status)));
+    if (message.decision && message.decision !== message.status) {
+      chips.push(chip(`decision: ${message.decision.replace(/_/g, " ")}`, "plain"));
+    }
+    return el(
+      "li",
+      {
+        class: `entry entry-${message.role}${held ? " held" : ""}`,
+        "data-id": message.id,
+        "data-role": message.role,
+        "data-status": message.status || "",
+        "data-job-id": message.jobId || undefined,
+      },
+      [
+        el("div", { class: "entry-head" }, [
+          el("span", { class: "entry-role", text: `${ROLE_LABEL[message.role] || message.role}${author}` }),
+          el("span", { class: "entry-time", text: formatTime(message.createdAt, true) }),
+          ...chips,
+        ]),
+        el("div", { class: "entry-text", text: entryText(message) }),
+        held
+          ? el("div", {
+              class: "entry-note",
+              text: "Held: not sent to the person. The agent gets it when the conversation is handed back.",
+            })
+          : null,
+        message.statusReason && !held
+          ? el("div", { class: "entry-note muted", text: `reason: ${message.statusReason.replace(/_/g, " ")}` })
+          : null,
+      ],
+    );
+  }
+
+  function renderTimeline(messages) {
+    const box = ui.timeline;
+    const atEnd = box.scrollHeight - box.scrollTop - box.clientHeight < 60;
+    const top = box.scrollTop;
+    box.replaceChildren(...messages.map(entryElement));
+    if (messages.length === 0) box.appendChild(el("li", { class: "timeline-empty", text: "No entries yet." }));
+    box.scrollTop = atEnd ? box.scrollHeight : top;
+  }
+
+  // ---------------------------------------------------------------- actions
+
+  async function act(label, run) {
+    if (state.busy) return;
+    state.busy = true;
+    updateControls();
+    try {
+      await run();
+    } catch (error) {
+      showError(label, error);
+    } finally {
+      state.busy = false;
+      updateControls();
+      timelineRefresh.schedule(0);
+      listRefresh.schedule(0);
+    }
+  }
+
+  function currentId() {
+    return state.selectedId ? encodeURIComponent(state.selectedId) : "";
+  }
+
+  ui.takeover.addEventListener("click", () =>
+    act("Take over", async () => {
+      const body = await api("POST", `/v1/conversations/${currentId()}/takeover`, { agent: state.agent });
+      if (state.timeline) state.timeline.conversation = body.conversation;
+      setStatus(`You took over ${displayName(body.conversation)}: the agent's output is held.`, "ok");
+      ui.replyInput.disabled = false;
+      ui.replyInput.focus();
+    }),
+  );
+
+  ui.handback.addEventListener("click", () =>
+    act("Hand back", async () => {
+      const body = await api("POST", `/v1/conversations/${currentId()}/handback`);
+      if (state.timeline) state.timeline.conversation = body.conversation;
+      setStatus(`Handed ${displayName(body.conversation)} back to the agent.`, "ok");
+    }),
+  );
+
+  ui.replyForm.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const text = ui.replyInput.value.trim();
+    if (!text) return;
+    act("Send", async () => {
+      await api("POST", `/v1/conversations/${currentId()}/human-messages`, { text, agent: state.agent });
+      ui.replyInput.value = "";
+      setStatus("Reply sent.", "ok");
+    });
+  });
+
+  ui.replyInput.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      ui.replyForm.requestSubmit();
+    }
+  });
+
+  for (const input of [ui.filterChannel, ui.filterControl, ui.filterHeld, ui.filterWaiting]) {
+    input.addEventListener("change", () => {
+      save("filters", {
+        channel: ui.filterChannel.value,
+        control: ui.filterControl.value,
+        held: ui.filterHeld.checked,
+        waiting: ui.filterWaiting.checked,
+      });
+      listRefresh.schedule(0);
+    });
+  }
+
+  // ---------------------------------------------------------------- live updates
+
+  function connect() {
+    disconnect();
+    if (typeof io !== "function") {
+      setConnection("offline", "No live updates");
+      setStatus("The socket.io client did not load: the page shows changes only when reloaded.", "error");
+      return;
+    }
+    setConnection("connecting", "Connecting…");
+    socket = io(`${location.origin}/console`, { auth: { key: state.key } });
+    socket.on("connect", () => {
+      setConnection("online", "Live");
+      // Whatever happened while disconnected: read it again.
+      listRefresh.schedule(0);
+      timelineRefresh.schedule(0);
+    });
+    socket.on("disconnect", (reason) => {
+      setConnection("offline", "Reconnecting…");
+      if (reason === "io server disconnect" && socket) setTimeout(() => socket && socket.connect(), 1500);
+    });
+    socket.on("connect_error", (error) => {
+      if (error && error.message === "unauthorized") {
+        signOut("The console key was refused by the live connection");
+        return;
+      }
+      setConnection("offline", "Reconnecting…");
+    });
+    socket.on("message", (payload) => {
+      listRefresh.schedule();
+      if (payload && payload.conversationId === state.selectedId) timelineRefresh.schedule();
+    });
+    socket.on("control", (payload) => {
+      listRefresh.schedule();
+      if (payload && payload.conversationId === state.selectedId) timelineRefresh.schedule();
+    });
+    clearInterval(safetyTimer);
+    safetyTimer = setInterval(() => {
+      if (document.visibilityState !== "visible") return;
+      listRefresh.schedule(0);
+      timelineRefresh.schedule(0);
+    }, SAFETY_REFRESH_MS);
+  }
+
+  function disconnect() {
+    clearInterval(safetyTimer);
+    if (!socket) return;
+    const old = socket;
+    socket = null;
+    old.removeAllListeners();
+    old.disconnect();
+  }
+
+  // ---------------------------------------------------------------- sign in / out
+
+  async function signIn(key, agent) {
+    state.key = key;
+    state.agent = agent;
+    setStatus("Signing in…", "info");
+    try {
+      await api("GET", "/v1/conversations?limit=1");
+    } catch (error) {
+      state.key = "";
+      ui.loginForm.hidden = false;
+      ui.console.hidden = true;
+      if (error instanceof ApiError && error.status === 401) setStatus("That console key was refused.", "error");
+      else showError("Sign in", error);
+      return;
+    }
+    save("key", key);
+    save("agent", agent);
+    ui.loginForm.hidden = true;
+    ui.console.hidden = false;
+    ui.logout.hidden = false;
+    ui.who.hidden = false;
+    ui.who.textContent = `${agent.name} (${agent.id})`;
+    setStatus(`Signed in as ${agent.name}.`, "ok");
+    connect();
+    await listRefresh.now();
+    const fromHash = decodeURIComponent(location.hash.slice(1));
+    if (fromHash && !state.selectedId) select(fromHash);
+  }
+
+  function signOut(reason) {
+    disconnect();
+    state.key = "";
+    state.conversations = [];
+    state.selectedId = null;
+    state.timeline = null;
+    save("key", null);
+    ui.key.value = "";
+    ui.list.replaceChildren();
+    ui.console.hidden = true;
+    ui.detail.hidden = true;
+    ui.emptyDetail.hidden = false;
+    ui.loginForm.hidden = false;
+    ui.logout.hidden = true;
+    ui.who.hidden = true;
+    setConnection("offline", "Offline");
+    setStatus(reason || "Signed out.", reason ? "error" : "info");
+  }
+
+  ui.loginForm.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const key = ui.key.value.trim();
+    const agent = {
+      id: ui.agentId.value.trim() || "agent-1",
+      name: ui.agentName.value.trim() || "Support",
+    };
+    if (!key) {
+      setStatus("Enter the console key.", "error");
+      return;
+    }
+    signIn(key, agent);
+  });
+
+  ui.logout.addEventListener("click", () => signOut());
+
+  // ---------------------------------------------------------------- start
+
+  const filters = load("filters", null);
+  if (filters) {
+    ui.filterChannel.value = filters.channel || "";
+    ui.filterControl.value = filters.control || "";
+    ui.filterHeld.checked = Boolean(filters.held);
+    ui.filterWaiting.checked = Boolean(filters.waiting);
+  }
+  const savedAgent = load("agent", null);
+  if (savedAgent && savedAgent.id && savedAgent.name) {
+    ui.agentId.value = savedAgent.id;
+    ui.agentName.value = savedAgent.name;
+  }
+  const savedKey = load("key", "");
+  if (typeof savedKey === "string" && savedKey) {
+    ui.key.value = savedKey;
+    ui.loginForm.hidden = true;
+    signIn(savedKey, { id: ui.agentId.value.trim() || "agent-1", name: ui.agentName.value.trim() || "Support" });
+  } else {
+    setStatus("Sign in with the console key.", "info");
+  }
+})();
