@@ -6,6 +6,7 @@ import type { Channel } from "./conversations/window.js";
 import type { Db } from "./db/client.js";
 import type { Logger } from "./logger.js";
 import type { Queues } from "./queues.js";
+import type { Metrics } from "./metrics.js";
 import type { Realtime } from "./realtime.js";
 import type { ToolRegistry } from "./tools/load-tools.js";
 
@@ -16,6 +17,7 @@ export interface HubContext {
   queues: Queues;
   tools: ToolRegistry;
   realtime: Realtime;
+  metrics: Metrics;
   agent: AgentPort;
   channels: Record<Channel, ChannelAdapter>;
   /** `$env.NAME` lookup for tool files. */

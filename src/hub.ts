@@ -18,6 +18,7 @@ import { startSweeper } from "./delivery/sweeper.js";
 import { startTurnWorker } from "./delivery/turn-worker.js";
 import { startJobWorkers, type Workers } from "./jobs/job-workers.js";
 import { createLogger, type Logger } from "./logger.js";
+import { createMetrics } from "./metrics.js";
 import { openQueues, type Queues } from "./queues.js";
 import { createRealtime } from "./realtime.js";
 import { createApp } from "./server/app.js";
@@ -77,6 +78,7 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
     queues,
     tools,
     realtime,
+    metrics: createMetrics(),
     agent: builtInComposer(),
     channels: { web: widget, ios: widget, android: widget, flutter: widget, ...metaChannels(config, queues) },
     // `$env.HUB_URL` defaults to the hub's own address (the demo tool's backend lives there).

@@ -292,6 +292,8 @@ describe("WhatsApp and Instagram", () => {
       return messages.find((m) => m.text === "result: never arrives" && m.status === "failed");
     }, "the failed message");
     expect(failed.statusReason).toMatch(/^131026/);
+    const metrics = await (await fetch(`${hub.url}/metrics`)).text();
+    expect(metrics).toMatch(/hub_send_failures_total\{channel="whatsapp",code="131026"\} 1/);
   });
 
   it("Instagram, window open: sent without a tag; echoes are recorded, not answered", async () => {

@@ -74,6 +74,9 @@ describe("delivering to the widget", () => {
       return row.status === "delivered" && row;
     }, "the delivered status");
     expect(stored.decision).toBe("live");
+    const metrics = await (await fetch(`${hub.url}/metrics`)).text();
+    expect(metrics).toMatch(/hub_deliveries_total\{channel="web",decision="live"\} [1-9]/);
+    expect(metrics).toMatch(/hub_callbacks_total\{outcome="accepted"\} [1-9]/);
     const turn = agent.turnsOf(session.conversationId).at(-1)!;
     expect(turn.inputs).toEqual([
       {

@@ -137,6 +137,10 @@ export async function deliverMessage(ctx: HubContext, message: Message): Promise
     await ctx.db.message.updateMany({ where: { id: message.id }, data: kept });
     updated = { ...message, ...kept, status: "read", updatedAt: ctx.now() };
   }
+  ctx.metrics.deliveries.inc({ channel: conversation.channel, decision: recorded.decision });
+  if (recorded.decision === "failed") {
+    ctx.metrics.sendFailures.inc({ channel: conversation.channel, code: (recorded.reason ?? "").split(" ")[0] ?? "" });
+  }
   ctx.realtime.consoleMessage(updated);
   return updated;
 }

@@ -4,6 +4,7 @@
 import { DelayedError, Worker, type Job as QueueJob } from "bullmq";
 import type { HubContext } from "../context.js";
 import { QUEUE_NAMES } from "../queues.js";
+import { SendDeferredError } from "../channels/meta/deferred.js";
 import { runTurn } from "./turn.js";
 import { acquireTurnLease } from "./turn-lease.js";
 
@@ -21,9 +22,18 @@ export async function processOutboxJob(ctx: HubContext, queueJob: QueueJob<TurnJ
     await queueJob.moveToDelayed(Date.now() + LEASE_WAIT_MS, queueJob.token);
     throw new DelayedError();
   }
+  const timer = ctx.metrics.turnSeconds.startTimer();
   try {
     await runTurn(ctx, conversationId);
+    ctx.metrics.turns.inc({ outcome: "ok" });
+  } catch (error) {
+    ctx.metrics.turns.inc({ outcome: "failed" });
+    if (error instanceof SendDeferredError) {
+      ctx.metrics.sendsDeferred.inc({ channel: "meta", code: String(error.code ?? "no_answer") });
+    }
+    throw error;
   } finally {
+    timer();
     await lease.release();
   }
 }

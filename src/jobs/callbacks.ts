@@ -156,7 +156,13 @@ export async function handleCallback(ctx: HubContext, token: string, rawBody: un
   );
   await enqueueOutboxItems(ctx, [outcome.itemId]);
   if (outcome.message) ctx.realtime.consoleMessage(outcome.message);
-  if (outcome.ended) await disarmTimeout(ctx, job.id);
+  if (outcome.ended) {
+    await disarmTimeout(ctx, job.id);
+    ctx.metrics.jobsEnded.inc({
+      tool: job.tool,
+      status: "result" in body && body.result === "ok" ? "succeeded" : "failed",
+    });
+  }
   if ("progress" in body) {
     // While a human has the conversation, the person hears nothing automated, progress included.
     const conversation = await ctx.db.conversation.findUnique({

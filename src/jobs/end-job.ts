@@ -56,6 +56,7 @@ export async function endJob(
     return { job: await tx.job.findUniqueOrThrow({ where: { id: jobId } }), ended: true, itemId, message };
   });
   if (outcome.ended && outcome.job) {
+    ctx.metrics.jobsEnded.inc({ tool: outcome.job.tool, status });
     ctx.log.info(
       { conversation_id: outcome.job.conversationId, job_id: jobId, tool: outcome.job.tool },
       `job ${status}`,

@@ -53,7 +53,9 @@ export async function startToolCall(
   if (!tool.async) return callSyncTool(ctx, conversation.id, tool, input);
 
   const started = await recordJob(ctx, conversation.id, tool, input);
+  const count = (outcome: string) => ctx.metrics.jobsStarted.inc({ tool: tool.name, outcome });
   if ("deduplicated" in started) {
+    count("deduplicated");
     return { status: 202, job: jobView(started.job), message: started.job.acceptMessage, deduplicated: true };
   }
   const { job } = started;
@@ -72,6 +74,7 @@ export async function startToolCall(
     const message = messageOf(answer.body);
     await ctx.db.job.updateMany({ where: { id: job.id }, data: { acceptMessage: message } });
     log.info("job accepted by the backend");
+    count("accepted");
     return { status: 202, job: jobView({ ...job, acceptMessage: message }), message };
   }
   if (answer.ok && answer.status === 200) {
@@ -79,12 +82,14 @@ export async function startToolCall(
     await finishImmediately(ctx, job, { status: "succeeded", result, error: null });
     await disarmTimeout(ctx, job.id);
     log.info("backend answered at once; no job");
+    count("immediate");
     return { status: 200, result };
   }
   const reason = failureReason(answer);
   await finishImmediately(ctx, job, { status: "failed", result: null, error: reason });
   await disarmTimeout(ctx, job.id);
   log.warn({ reason }, "backend refused the job");
+  count("backend_failed");
   throw new HubError(502, "backend_failed", reason);
 }
 

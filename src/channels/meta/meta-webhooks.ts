@@ -22,6 +22,7 @@ const WEBHOOK_JOB = {
 
 export async function storeWebhook(ctx: HubContext, source: WebhookSource, body: unknown): Promise<string> {
   const event = await ctx.db.webhookEvent.create({ data: { id: randomUUID(), source, body: asJson(body) } });
+  ctx.metrics.webhooks.inc({ source });
   await ctx.queues.webhooks
     .add("webhook", { eventId: event.id }, { ...WEBHOOK_JOB, jobId: event.id })
     .catch((error: unknown) => ctx.log.warn({ err: error }, "webhook not queued; the sweep will"));

@@ -7,6 +7,9 @@ export function healthRoutes(ctx: HubContext): Router {
   router.get("/healthz", (_req, res) => {
     res.json({ ok: true });
   });
+  router.get("/metrics", async (_req, res) => {
+    res.type(ctx.metrics.registry.contentType).send(await ctx.metrics.registry.metrics());
+  });
   router.get("/readyz", async (_req, res) => {
     const database = await ctx.db.$queryRaw`SELECT 1`.then(
       () => true,

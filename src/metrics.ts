@@ -1,0 +1,34 @@
+// Prometheus metrics, one registry per hub (several hubs can share a process in tests).
+import { Counter, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+
+export function createMetrics() {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: "hub_" });
+  const counter = <L extends string>(name: string, help: string, labelNames: L[]) =>
+    new Counter<L>({ name, help, labelNames, registers: [registry] });
+  return {
+    registry,
+    callbacks: counter("hub_callbacks_total", "Tool-backend callbacks by answer", ["outcome"]),
+    jobsStarted: counter("hub_jobs_started_total", "Tool calls by outcome", ["tool", "outcome"]),
+    jobsEnded: counter("hub_jobs_ended_total", "Jobs ended, by final status", ["tool", "status"]),
+    deliveries: counter("hub_deliveries_total", "Delivery decisions at send time", ["channel", "decision"]),
+    sendFailures: counter("hub_send_failures_total", "Sends that failed for good, by Meta error code", [
+      "channel",
+      "code",
+    ]),
+    sendsDeferred: counter("hub_sends_deferred_total", "Sends Meta did not accept for a passing reason (retried)", [
+      "channel",
+      "code",
+    ]),
+    turns: counter("hub_turns_total", "Turns run, by outcome", ["outcome"]),
+    turnSeconds: new Histogram({
+      name: "hub_turn_duration_seconds",
+      help: "How long a turn took, agent runtime included",
+      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers: [registry],
+    }),
+    webhooks: counter("hub_meta_webhooks_total", "Meta webhook deliveries committed", ["source"]),
+  };
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;
