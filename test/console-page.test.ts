@@ -1,14 +1,13 @@
 // The support console in a real browser (headless Chromium), next to a visitor on the demo page: a human
 // takes the conversation over, the demo search's late result is held (shown in the console, never sent to
 // the visitor), the human replies, hands back, and the visitor then gets the result exactly once.
-import { mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { ARTIFACTS, launchChromium, startDemoHub } from "./support/browser.js";
 import { eventually } from "./support/services.js";
 import { CONSOLE_API_KEY, TestHub } from "./support/test-hub.js";
 
-const ARTIFACTS = path.resolve("test-artifacts");
 const RESULT = "I found 2 matches";
 const REPLY = "Hi, this is Support. I'm looking at your search myself; one moment.";
 const WAIT = { timeout: 30_000 };
@@ -19,24 +18,8 @@ describe("the support console", () => {
   const contexts: BrowserContext[] = [];
 
   beforeAll(async () => {
-    mkdirSync(ARTIFACTS, { recursive: true });
-    hub = await TestHub.start({
-      tools: { demo_search: readFileSync("tools/demo_search.yml", "utf8") },
-      env: { DEMO: "true", DEMO_DELAY_MS: "3000" },
-    });
-    browser = await chromium.launch({
-      executablePath: "/usr/bin/chromium",
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--no-first-run",
-        "--disable-quic",
-        "--disable-sync",
-      ],
-    });
+    hub = await startDemoHub();
+    browser = await launchChromium();
   });
   afterEach(async () => {
     for (const context of contexts.splice(0)) await context.close();

@@ -1,13 +1,12 @@
 // The demo page and the web widget in a real browser (headless Chromium): the demo search's late result
 // arrives live, survives a reload exactly once, and waits in the history for a visitor who closed the tab.
-import { mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { ARTIFACTS, launchChromium, startDemoHub } from "./support/browser.js";
 import { eventually } from "./support/services.js";
 import { TestHub } from "./support/test-hub.js";
 
-const ARTIFACTS = path.resolve("test-artifacts");
 const RESULT = "I found 2 matches";
 const WAIT = { timeout: 30_000 };
 
@@ -17,24 +16,8 @@ describe("the demo page", () => {
   let context: BrowserContext | undefined;
 
   beforeAll(async () => {
-    mkdirSync(ARTIFACTS, { recursive: true });
-    hub = await TestHub.start({
-      tools: { demo_search: readFileSync("tools/demo_search.yml", "utf8") },
-      env: { DEMO: "true", DEMO_DELAY_MS: "3000" },
-    });
-    browser = await chromium.launch({
-      executablePath: "/usr/bin/chromium",
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--no-first-run",
-        "--disable-quic",
-        "--disable-sync",
-      ],
-    });
+    hub = await startDemoHub();
+    browser = await launchChromium();
   });
   afterEach(async () => {
     await context?.close();

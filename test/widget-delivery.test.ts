@@ -1,5 +1,7 @@
 // Late results reaching the web/mobile widget: live, stored for history, joined into a waiting turn,
 // held during a takeover, and surviving an agent runtime outage (SPEC §3.1, §4, §6).
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { acquireTurnLease } from "../src/delivery/turn-lease.js";
 import { AGENT_SECRET, AgentRuntime } from "./support/agent-runtime.js";
@@ -235,6 +237,35 @@ describe("delivering to the widget", () => {
       .filter((m) => m.role === "tool_result")
       .map((m) => m.status);
     expect(statuses).toEqual(["delivered", "delivered"]);
+  });
+
+  it("`hub conversation show` explains every path: the call, its job, progress, result, decisions and replies", async () => {
+    const session = await openSession(hub.url);
+    const client = await connect(session.token);
+    const jobId = await startJob(session.conversationId, "explained");
+    await backend.post(jobId, { progress: "checking calendars", notify: true });
+    await backend.post(jobId, { result: "ok", message: "1 found" });
+    await eventually(() => client.agentMessages().find((m) => m.text.includes("result: 1 found")), "the result");
+    await eventually(
+      async () =>
+        (await hub.db.message.count({ where: { conversationId: session.conversationId, status: "pending" } })) === 0,
+      "settled",
+    );
+    const { PATH, HOME } = process.env;
+    // Run asynchronously: this process also hosts the hub, which must keep serving meanwhile.
+    const shown = await promisify(execFile)(
+      process.execPath,
+      ["bin/hub.js", "conversation", "show", session.conversationId],
+      {
+        encoding: "utf8",
+        env: { PATH, HOME, ...hub.siblingEnv({ LOG_LEVEL: "silent" }) },
+      },
+    );
+    expect(shown.stdout).toContain(`job ${jobId} match_therapists status=succeeded`);
+    expect(shown.stdout).toMatch(/progress \(notify\): checking calendars/);
+    expect(shown.stdout).toMatch(/tool_result +1 found +\[delivered \(decided: live\): answered by/);
+    expect(shown.stdout).toMatch(/agent +result: 1 found +\[delivered \(decided: live\): widget\]/);
+    expect(shown.stdout).toMatch(/delivery: tool_result state=done decision=live/);
   });
 
   it("takeover, handback and human messages need the console key", async () => {

@@ -18,8 +18,9 @@ export async function showConversation(db: Db, id: string): Promise<string> {
   ];
   for (const message of messages) {
     const at = message.createdAt.toISOString();
+    const decided = message.decision && message.decision !== message.status ? ` (decided: ${message.decision})` : "";
     const status = message.status
-      ? `  [${message.status}${message.statusReason ? `: ${message.statusReason}` : ""}]`
+      ? `  [${message.status}${decided}${message.statusReason ? `: ${message.statusReason}` : ""}]`
       : "";
     out.push(`${at}  ${message.role.padEnd(11)} ${message.text ?? summary(message.data)}${status}`);
     const job = message.role === "tool_call" && message.jobId ? jobsById.get(message.jobId) : undefined;

@@ -3,7 +3,7 @@
 import { randomUUID } from "node:crypto";
 import type { HubContext } from "../context.js";
 import { getConversation } from "../conversations/conversations.js";
-import { addMessage } from "../conversations/timeline.js";
+import { postDirectMessage } from "../conversations/direct-messages.js";
 import { enqueueOutboxItems, recordOutboxItem } from "../delivery/outbox.js";
 import { routeConversation } from "../delivery/deliver.js";
 import { route } from "../delivery/route.js";
@@ -81,24 +81,11 @@ export async function postHumanMessage(
         : "more than 7 days since the person's last message: Instagram allows no reply until they write again",
     );
   }
-  const { message, itemId } = await ctx.db.$transaction(async (tx) => {
-    const message = await addMessage(tx, {
-      conversationId: conversation.id,
-      role: "human",
-      text,
-      status: "pending",
-      ...(agent ? { data: { agent: { id: agent.id, name: agent.name } } } : {}),
-    });
-    const itemId = await recordOutboxItem(tx, {
-      conversationId: conversation.id,
-      key: `human:${message.id}`,
-      kind: "human_message",
-      messageId: message.id,
-      payload: { text },
-    });
-    return { message, itemId };
-  });
-  await enqueueOutboxItems(ctx, [itemId]);
-  ctx.realtime.consoleMessage(message);
-  return message;
+  return postDirectMessage(
+    ctx,
+    conversation,
+    "human",
+    text,
+    agent ? { agent: { id: agent.id, name: agent.name } } : undefined,
+  );
 }

@@ -3,7 +3,7 @@ import { Router } from "express";
 import { z } from "zod";
 import type { HubContext } from "../../context.js";
 import { conversationView, findOrCreateConversation, getConversation } from "../../conversations/conversations.js";
-import { postAgentMessage } from "../../conversations/agent-messages.js";
+import { postDirectMessage } from "../../conversations/direct-messages.js";
 import { listMessages, messageView } from "../../conversations/timeline.js";
 import { CHANNELS } from "../../conversations/window.js";
 import { cancelJob, getJob, listJobs } from "../../jobs/jobs.js";
@@ -60,7 +60,8 @@ export function v1Routes(ctx: HubContext): Router {
 
   router.post("/conversations/:id/messages", agentOnly, async (req, res) => {
     const body = parseInput(agentMessageBody, req.body);
-    const message = await postAgentMessage(ctx, req.params.id as string, body.text);
+    const conversation = await getConversation(ctx.db, req.params.id as string);
+    const message = await postDirectMessage(ctx, conversation, "agent", body.text);
     res.status(201).json({ message: messageView(message) });
   });
 

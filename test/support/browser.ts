@@ -1,0 +1,33 @@
+// Headless Chromium (Debian's package) for page tests, and the hub they run against with the demo tool.
+import { mkdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { chromium, type Browser } from "playwright-core";
+import { TestHub } from "./test-hub.js";
+
+export const ARTIFACTS = path.resolve("test-artifacts");
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: "/usr/bin/chromium",
+    // No background traffic: this machine reaches nothing outside.
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--no-first-run",
+      "--disable-quic",
+      "--disable-sync",
+    ],
+  });
+}
+
+/** A hub with the shipped demo tool and its backend (results after 3 s), and the artifacts folder made. */
+export function startDemoHub(): Promise<TestHub> {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  return TestHub.start({
+    tools: { demo_search: readFileSync("tools/demo_search.yml", "utf8") },
+    env: { DEMO: "true", DEMO_DELAY_MS: "3000" },
+  });
+}
