@@ -17,7 +17,15 @@ async function deliverPending(ctx: HubContext, conversationId: string): Promise<
     where: { conversationId, role: { in: ["agent", "human"] }, status: "pending" },
     orderBy: { seq: "asc" },
   });
-  for (const message of pending) await deliverMessage(ctx, message);
+  for (const message of pending) {
+    const delivered = await deliverMessage(ctx, message);
+    // A turn's reply sent late (its send was deferred, or its turn died after the commit): record it
+    // on the inputs it answers, as the turn would have.
+    if (message.turnId) {
+      const answered = await ctx.db.outboxItem.findMany({ where: { replyMessageId: message.id } });
+      if (answered.length) await recordAnswer(ctx, answered, delivered);
+    }
+  }
 }
 
 export async function runTurn(ctx: HubContext, conversationId: string): Promise<void> {
