@@ -187,6 +187,27 @@ describe("WhatsApp and Instagram", () => {
     expect(await hub.db.outboxItem.count({ where: { conversationId, state: "awaiting_reply" } })).toBe(0);
   });
 
+  it("a template that fails after it was sent fails what waited on it, with the template's code", async () => {
+    const who = nextPerson();
+    const created = await hub.api("POST", "/v1/conversations", { channel: "whatsapp", contact: who });
+    const conversationId = created.body.conversation.id as string;
+    const jobId = await startJob(conversationId, "template fails");
+    await backend.post(jobId, { result: "ok", message: "never reaches them" });
+    const template = await eventually(() => sentTo(who).find((m) => m.type === "template"), "the template");
+    await eventually(
+      () => hub.db.outboxItem.findFirst({ where: { conversationId, state: "awaiting_reply" } }),
+      "the result waiting",
+    );
+    await graph.whatsappStatus(template.id, "failed", { errors: [{ code: 131026, title: "Message undeliverable" }] });
+    const failed = await eventually(
+      () => hub.db.message.findFirst({ where: { conversationId, role: "agent", status: "failed" } }),
+      "the reply failed",
+    );
+    expect(failed.statusReason).toBe("template 131026 Message undeliverable");
+    expect(await hub.db.outboxItem.count({ where: { conversationId, state: "awaiting_reply" } })).toBe(0);
+    expect((await hub.db.conversation.findUniqueOrThrow({ where: { id: conversationId } })).templateSentAt).toBeNull();
+  });
+
   it("131047 answered synchronously takes the template path", async () => {
     const who = nextPerson();
     await graph.whatsappInbound(who, "hi", { at: new Date(Date.now() - 2 * HOUR) });
@@ -293,7 +314,7 @@ describe("WhatsApp and Instagram", () => {
     }, "the failed message");
     expect(failed.statusReason).toMatch(/^131026/);
     const metrics = await (await fetch(`${hub.url}/metrics`)).text();
-    expect(metrics).toMatch(/hub_send_failures_total\{channel="whatsapp",code="131026"\} 1/);
+    expect(metrics).toMatch(/hub_send_failures_total\{channel="whatsapp",code="131026"\} [1-9]/);
   });
 
   it("Instagram, window open: sent without a tag; echoes are recorded, not answered", async () => {

@@ -24,8 +24,10 @@ export async function listConversations(ctx: HubContext, filter: ConversationFil
   const where: Prisma.ConversationWhereInput = {
     ...(filter.channel ? { channel: filter.channel } : {}),
     ...(filter.control ? { control: filter.control } : {}),
-    ...(filter.held ? { messages: { some: { status: "held" } } } : {}),
-    ...(filter.waiting ? { messages: { some: { status: "awaiting_reply" } } } : {}),
+    AND: [
+      ...(filter.held ? [{ messages: { some: { status: "held" } } }] : []),
+      ...(filter.waiting ? [{ messages: { some: { status: "awaiting_reply" } } }] : []),
+    ],
   };
   const conversations = await ctx.db.conversation.findMany({
     where,

@@ -23,6 +23,8 @@ export async function receiveUserMessage(
   inbound: InboundMessage,
 ): Promise<{ message: Message; created: boolean }> {
   const outcome = await ctx.db.$transaction(async (tx) => {
+    // Serialised with routing decisions that depend on the window (see deliverMessage).
+    await tx.$queryRaw`SELECT id FROM "Conversation" WHERE id = ${inbound.conversationId}::uuid FOR UPDATE`;
     const id = randomUUID();
     const { count } = await tx.message.createMany({
       data: [
@@ -52,7 +54,8 @@ export async function receiveUserMessage(
       // Never moves backwards: a redelivered old message does not reopen a window a newer one set.
       await tx.conversation.updateMany({
         where: { id: inbound.conversationId, OR: [{ lastInboundAt: null }, { lastInboundAt: { lt: inbound.sentAt } }] },
-        data: { lastInboundAt: inbound.sentAt },
+        // A new waiting period starts: Meta's earlier "closed" and the template sent for it no longer apply.
+        data: { lastInboundAt: inbound.sentAt, windowClosedAt: null, templateSentAt: null },
       });
     }
     // Whatever waited for the person to write comes back with this message's turn.

@@ -124,10 +124,30 @@ export async function deliverMessage(ctx: HubContext, message: Message): Promise
     statusReason: recorded.reason,
     ...(recorded.externalId ? { externalId: recorded.externalId } : {}),
   };
-  if (recorded.status === "awaiting_reply" && message.turnId) {
-    // The window is closed: what this reply answered waits for the person's next message, whose turn
-    // composes it again (the reply itself is then superseded).
-    await ctx.db.outboxItem.updateMany({ where: { replyMessageId: message.id }, data: { state: "awaiting_reply" } });
+  if (recorded.status === "held" || recorded.status === "awaiting_reply") {
+    // Held or waiting only if what decided it still stands: a hand-back or the person's new message may
+    // have committed meanwhile (both take this lock), and then the message is routed again.
+    const decidedOn = conversation;
+    const stands = await ctx.db.$transaction(async (tx) => {
+      await tx.$queryRaw`SELECT id FROM "Conversation" WHERE id = ${decidedOn.id}::uuid FOR UPDATE`;
+      const now = await tx.conversation.findUniqueOrThrow({ where: { id: decidedOn.id } });
+      if (now.control !== decidedOn.control || now.lastInboundAt?.getTime() !== decidedOn.lastInboundAt?.getTime()) {
+        return false;
+      }
+      await tx.message.updateMany({ where: { id: message.id }, data });
+      if (recorded.status === "awaiting_reply" && message.turnId) {
+        // The window is closed: what this reply answered waits for the person's next message, whose turn
+        // composes it again (the reply itself is then superseded).
+        await tx.outboxItem.updateMany({ where: { replyMessageId: message.id }, data: { state: "awaiting_reply" } });
+      }
+      return true;
+    });
+    if (!stands) return deliverMessage(ctx, message);
+    return settled(ctx, conversation, { ...message, ...data, updatedAt: ctx.now() });
+  }
+  if (recorded.externalId) {
+    // An echo of this very send (Instagram) may have been recorded first under the same id.
+    await ctx.db.message.deleteMany({ where: { externalId: recorded.externalId, statusReason: "echo" } });
   }
   // A read receipt may have raced the push: the person having read it outranks "delivered".
   const { count } = await ctx.db.message.updateMany({ where: { id: message.id, status: { not: "read" } }, data });
@@ -137,12 +157,20 @@ export async function deliverMessage(ctx: HubContext, message: Message): Promise
     await ctx.db.message.updateMany({ where: { id: message.id }, data: kept });
     updated = { ...message, ...kept, status: "read", updatedAt: ctx.now() };
   }
-  ctx.metrics.deliveries.inc({ channel: conversation.channel, decision: recorded.decision });
-  if (recorded.decision === "failed") {
-    ctx.metrics.sendFailures.inc({ channel: conversation.channel, code: (recorded.reason ?? "").split(" ")[0] ?? "" });
+  return settled(ctx, conversation, updated);
+}
+
+/** What follows every decision: metrics and the console. */
+function settled(ctx: HubContext, conversation: Conversation, message: Message): Message {
+  ctx.metrics.deliveries.inc({ channel: conversation.channel, decision: message.decision ?? "" });
+  if (message.decision === "failed") {
+    ctx.metrics.sendFailures.inc({
+      channel: conversation.channel,
+      code: (message.statusReason ?? "").split(" ")[0] ?? "",
+    });
   }
-  ctx.realtime.consoleMessage(updated);
-  return updated;
+  ctx.realtime.consoleMessage(message);
+  return message;
 }
 
 /** Sends the template once for this waiting period; the message then waits for the person's answer. */

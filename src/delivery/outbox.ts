@@ -30,7 +30,7 @@ export async function recordOutboxItem(tx: Tx, item: NewOutboxItem): Promise<str
 }
 
 const ENQUEUE_WAIT_MS = 2000;
-/** Retried with backoff (see turn-worker.ts) for about an hour; then the sweep puts it back. */
+/** Retried with backoff (see turn-worker.ts) for a few minutes; then the sweep puts it back. */
 export const TURN_JOB = {
   attempts: 12,
   backoff: { type: "custom" },

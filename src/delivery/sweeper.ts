@@ -40,9 +40,12 @@ export async function sweepOnce(
 }
 
 export function startSweeper(ctx: HubContext): { stop(): Promise<void> } {
-  let running: Promise<unknown> = Promise.resolve();
+  let running: Promise<unknown> | undefined;
   const timer = setInterval(() => {
-    running = sweepOnce(ctx).catch((error: unknown) => ctx.log.warn({ err: error }, "sweep failed"));
+    if (running) return; // the last sweep is still going (Redis or the database is slow): skip a tick
+    running = sweepOnce(ctx)
+      .catch((error: unknown) => ctx.log.warn({ err: error }, "sweep failed"))
+      .finally(() => (running = undefined));
   }, ctx.config.outboxSweepMs);
   timer.unref();
   return {

@@ -8,6 +8,12 @@ import type { HubContext } from "../context.js";
 import type { Conversation, Message, OutboxItem } from "../generated/prisma/client.js";
 import { deliverMessage } from "./deliver.js";
 
+class TurnSupersededError extends Error {
+  constructor() {
+    super("the inputs were answered by another turn");
+  }
+}
+
 const DIRECT_KINDS = new Set(["agent_message", "human_message"]);
 const HISTORY_SIZE = 30;
 
@@ -51,11 +57,8 @@ export async function runTurn(ctx: HubContext, conversationId: string): Promise<
   );
   if (inputs.length === 0) return;
 
+  if (await holdInputsIfHuman(ctx, conversationId, inputs)) return;
   const conversation = await ctx.db.conversation.findUniqueOrThrow({ where: { id: conversationId } });
-  if (conversation.control === "human") {
-    await holdInputs(ctx, inputs);
-    return;
-  }
   // The inputs stay pending until the reply is committed: a turn that dies here is simply run again.
   const turnId = randomUUID();
   const request = await buildTurnRequest(ctx, conversation, inputs);
@@ -85,8 +88,8 @@ export async function runTurn(ctx: HubContext, conversationId: string): Promise<
         }),
       );
     }
-    await tx.outboxItem.updateMany({
-      where: { id: { in: inputs.map((item) => item.id) } },
+    const { count } = await tx.outboxItem.updateMany({
+      where: { id: { in: inputs.map((item) => item.id) }, state: "pending" },
       data: {
         state: "done",
         turnId,
@@ -94,6 +97,8 @@ export async function runTurn(ctx: HubContext, conversationId: string): Promise<
         ...(written.length ? {} : { decision: "no_reply" }),
       },
     });
+    // Another turn answered them meanwhile (this one lost its lease): its reply stands, this one rolls back.
+    if (count !== inputs.length) throw new TurnSupersededError();
     return written;
   });
   const delivered = [];
@@ -110,7 +115,7 @@ async function recordAnswer(ctx: HubContext, inputs: OutboxItem[], reply: Messag
   const inputMessages = inputs.map((item) => item.messageId).filter((id): id is string => id !== null);
   if (inputMessages.length === 0) return;
   await ctx.db.message.updateMany({
-    where: { id: { in: inputMessages }, status: { in: ["pending", "held"] } },
+    where: { id: { in: inputMessages }, status: { in: ["pending", "held", "awaiting_reply"] } },
     data: { status: reply.status, decision: reply.decision, statusReason: `answered by ${reply.id}` },
   });
 }
@@ -149,26 +154,34 @@ function singleJob(inputs: OutboxItem[]): string | null {
   return jobs.size === 1 ? [...jobs][0]! : null;
 }
 
-async function holdInputs(ctx: HubContext, inputs: OutboxItem[]): Promise<void> {
-  const ids = inputs.map((item) => item.id);
-  await ctx.db.$transaction([
-    ctx.db.outboxItem.updateMany({
-      where: { id: { in: ids } },
+/**
+ * Holds the inputs while a human has the conversation. Decided under the conversation's row lock, which
+ * a hand-back also takes, so an input is never held after the hand-back that should have released it.
+ */
+async function holdInputsIfHuman(ctx: HubContext, conversationId: string, inputs: OutboxItem[]): Promise<boolean> {
+  const messageIds = inputs.map((item) => item.messageId).filter((id): id is string => id !== null);
+  const held = await ctx.db.$transaction(async (tx) => {
+    await tx.$queryRaw`SELECT id FROM "Conversation" WHERE id = ${conversationId}::uuid FOR UPDATE`;
+    const { control } = await tx.conversation.findUniqueOrThrow({
+      where: { id: conversationId },
+      select: { control: true },
+    });
+    if (control !== "human") return false;
+    await tx.outboxItem.updateMany({
+      where: { id: { in: inputs.map((item) => item.id) } },
       data: { state: "held", decision: "held", reason: "human_control" },
-    }),
-    ctx.db.message.updateMany({
-      where: {
-        id: { in: inputs.map((item) => item.messageId).filter((id): id is string => id !== null) },
-        status: "pending",
-      },
+    });
+    await tx.message.updateMany({
+      where: { id: { in: messageIds }, status: "pending" },
       data: { status: "held", decision: "held", statusReason: "human_control" },
-    }),
-  ]);
-  ctx.log.info({ conversation_id: inputs[0]?.conversationId, items: ids.length }, "held for the human agent");
-  const held = await ctx.db.message.findMany({
-    where: { id: { in: inputs.map((item) => item.messageId).filter((id): id is string => id !== null) } },
+    });
+    return true;
   });
-  for (const message of held) ctx.realtime.consoleMessage(message);
+  if (!held) return false;
+  ctx.log.info({ conversation_id: conversationId, items: inputs.length }, "held for the human agent");
+  for (const message of await ctx.db.message.findMany({ where: { id: { in: messageIds } } }))
+    ctx.realtime.consoleMessage(message);
+  return true;
 }
 
 /** Records on direct items the decision their own message got. */

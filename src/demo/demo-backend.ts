@@ -22,7 +22,7 @@ async function postCallback(url: string, body: unknown): Promise<void> {
   }
 }
 
-export function demoBackend(options: { delayMs: number; log: Logger }): Router {
+export function demoBackend(options: { delayMs: number; log: Logger; callbackBase: () => string }): Router {
   const router = Router();
   const running = new Map<string, NodeJS.Timeout[]>();
 
@@ -31,6 +31,10 @@ export function demoBackend(options: { delayMs: number; log: Logger }): Router {
     const callbackUrl = req.get("X-Vatio-Callback-Url");
     const query = typeof req.body?.query === "string" ? req.body.query : "";
     if (!jobId || !callbackUrl) return void res.status(400).json({ error: "missing job headers" });
+    // It posts only to this hub's own callbacks: never a relay for requests to anywhere else.
+    if (!callbackUrl.startsWith(`${options.callbackBase()}/callbacks/`)) {
+      return void res.status(400).json({ error: "the callback URL is not this hub's" });
+    }
     const step = Math.max(1, Math.floor(options.delayMs / 3));
     const timers = [
       setTimeout(

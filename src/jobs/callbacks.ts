@@ -165,11 +165,14 @@ export async function handleCallback(ctx: HubContext, token: string, rawBody: un
   }
   if ("progress" in body) {
     // While a human has the conversation, the person hears nothing automated, progress included.
-    const conversation = await ctx.db.conversation.findUnique({
-      where: { id: job.conversationId },
-      select: { control: true },
-    });
-    if (conversation?.control !== "human") {
+    // Already committed: a failed read only skips this live event, it is no error for the backend.
+    const control = await ctx.db.conversation
+      .findUnique({ where: { id: job.conversationId }, select: { control: true } })
+      .then(
+        (conversation) => conversation?.control,
+        () => undefined,
+      );
+    if (control === "agent") {
       ctx.realtime.progress(job.conversationId, {
         jobId: job.id,
         tool: job.tool,

@@ -4,6 +4,7 @@ import express, { type Express } from "express";
 import type { HubContext } from "../context.js";
 import { HubError } from "../errors.js";
 import { errorHandler } from "./error-handler.js";
+import { rejectNul } from "./no-nul.js";
 import { callbackRoutes } from "./routes/callbacks.js";
 import { healthRoutes } from "./routes/health.js";
 import { v1Routes } from "./routes/v1.js";
@@ -21,10 +22,14 @@ export function createApp(ctx: HubContext): Express {
   app.use(healthRoutes(ctx));
   app.use("/callbacks", callbackRoutes(ctx));
   app.use("/webhooks/meta", metaWebhookRoutes(ctx));
-  app.use("/v1", express.json({ limit: "1mb" }), consoleRoutes(ctx), v1Routes(ctx));
-  app.use("/widget", express.json({ limit: "64kb" }), widgetRoutes(ctx));
+  app.use("/v1", express.json({ limit: "1mb" }), rejectNul(), consoleRoutes(ctx), v1Routes(ctx));
+  app.use("/widget", express.json({ limit: "64kb" }), rejectNul(), widgetRoutes(ctx));
   if (ctx.config.demo.enabled) {
-    app.use("/demo-backend", express.json(), demoBackend({ delayMs: ctx.config.demo.delayMs, log: ctx.log }));
+    app.use(
+      "/demo-backend",
+      express.json(),
+      demoBackend({ delayMs: ctx.config.demo.delayMs, log: ctx.log, callbackBase: ctx.publicUrl }),
+    );
     app.get("/", (_req, res) => res.redirect("/demo"));
   }
   app.get("/demo", (_req, res) => res.sendFile("demo.html", { root: webDir }));

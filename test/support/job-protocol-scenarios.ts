@@ -187,6 +187,8 @@ export function defineJobProtocolTests(database: "postgresql" | "embedded"): voi
         [{ hello: "world" }, "result"],
         [[1, 2], "result"],
         [{ result: "ok", message: 5 }, "message"],
+        // PostgreSQL stores no NUL character: refused as the client's mistake, not a store outage.
+        [{ result: "ok", message: "fine", data: { names: ["Ana", "Pe\u0000dro"] } }, "data.names.1"],
       ];
       for (const [body, field] of cases) {
         const answer = await postCallback(url, body);
@@ -285,6 +287,15 @@ export function defineJobProtocolTests(database: "postgresql" | "embedded"): voi
       expect(silent.status).toBe(502);
       expect(silent.body.error.message).toMatch(/did not answer within/);
       expect((await hub.api("GET", `/v1/conversations/${conversation}/jobs?status=running`)).body.jobs).toEqual([]);
+      const nul = await hub.api("POST", `/v1/conversations/${conversation}/tool-calls`, {
+        tool: "match_therapists",
+        arguments: { reason: "a\u0000b", area: "y" },
+      });
+      expect(nul.status).toBe(400);
+      expect(nul.body.error.details).toEqual([{ field: "arguments.reason", message: "contains a NUL character" }]);
+      const badCursor = await hub.api("GET", `/v1/conversations/${conversation}/messages?after=abc`);
+      expect(badCursor.status).toBe(400);
+      expect(badCursor.body.error.details[0].field).toBe("after");
       const missing = await hub.api("POST", `/v1/conversations/00000000-0000-4000-8000-000000000000/tool-calls`, {
         tool: "match_therapists",
         arguments: {},

@@ -7,6 +7,7 @@ import { findOrCreateConversation } from "../../conversations/conversations.js";
 import { receiveUserMessage } from "../../conversations/inbound.js";
 import { asJson } from "../../db/json.js";
 import { TURN_JOB } from "../../delivery/outbox.js";
+import type { Message } from "../../generated/prisma/client.js";
 import { QUEUE_NAMES } from "../../queues.js";
 import { parseInstagramWebhook, type InstagramEvent } from "../instagram/instagram-webhook.js";
 import { parseWhatsAppWebhook, type WhatsAppEvent } from "../whatsapp/whatsapp-webhook.js";
@@ -43,11 +44,21 @@ export async function sweepWebhooks(ctx: HubContext, olderThanMs = 30_000): Prom
 export async function processWebhook(ctx: HubContext, eventId: string): Promise<void> {
   const event = await ctx.db.webhookEvent.findUnique({ where: { id: eventId } });
   if (!event || event.processedAt) return;
+  // Every event is applied; one that must wait (a status ahead of its send) retries the delivery after.
+  let retry: unknown;
+  const apply = async (work: Promise<void>) => {
+    try {
+      await work;
+    } catch (error) {
+      retry ??= error;
+    }
+  };
   if (event.source === "whatsapp") {
-    for (const item of parseWhatsAppWebhook(event.body)) await applyWhatsApp(ctx, item);
+    for (const item of parseWhatsAppWebhook(event.body)) await apply(applyWhatsApp(ctx, item));
   } else {
-    for (const item of parseInstagramWebhook(event.body)) await applyInstagram(ctx, item);
+    for (const item of parseInstagramWebhook(event.body)) await apply(applyInstagram(ctx, item));
   }
+  if (retry) throw retry;
   await ctx.db.webhookEvent.update({ where: { id: eventId }, data: { processedAt: ctx.now() } });
 }
 
@@ -137,9 +148,34 @@ async function applyStatus(ctx: HubContext, event: Extract<WhatsAppEvent, { kind
     );
     return;
   }
+  if (event.status === "failed" && message.role === "template") return failTemplate(ctx, message, error);
   const data = { status: event.status, ...(error ? { statusReason: `${error.code} ${error.title}` } : {}) };
   const { count } = await ctx.db.message.updateMany({ where: { id: message.id, status: message.status }, data });
   if (count === 1) ctx.realtime.consoleMessage({ ...message, ...data });
+}
+
+/**
+ * The template meant to bring the person back failed: what waited on it is failed with the same code
+ * (the next result may try a template again), instead of waiting for a message that may never come.
+ */
+async function failTemplate(ctx: HubContext, template: Message, error: { code: number; title: string } | undefined) {
+  const reason = error ? `${error.code} ${error.title}` : "template failed";
+  await ctx.db.$transaction([
+    ctx.db.message.update({ where: { id: template.id }, data: { status: "failed", statusReason: reason } }),
+    ctx.db.conversation.updateMany({
+      where: { id: template.conversationId, templateSentAt: { not: null } },
+      data: { templateSentAt: null },
+    }),
+    ctx.db.message.updateMany({
+      where: { conversationId: template.conversationId, status: "awaiting_reply", role: { in: ["agent", "human"] } },
+      data: { status: "failed", decision: "failed", statusReason: `template ${reason}` },
+    }),
+    ctx.db.outboxItem.updateMany({
+      where: { conversationId: template.conversationId, state: "awaiting_reply" },
+      data: { state: "done", decision: "failed", reason: `template ${reason}` },
+    }),
+  ]);
+  ctx.metrics.sendFailures.inc({ channel: "whatsapp", code: String(error?.code ?? "unknown") });
 }
 
 export function startWebhookWorker(ctx: HubContext): Worker {

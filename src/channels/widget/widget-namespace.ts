@@ -3,23 +3,28 @@
 import { z } from "zod";
 import type { HubContext } from "../../context.js";
 import { receiveUserMessage } from "../../conversations/inbound.js";
-import { listMessages } from "../../conversations/timeline.js";
+import { isUuid } from "../../conversations/conversations.js";
 import type { Message } from "../../generated/prisma/client.js";
 import type { WidgetNamespace } from "../../realtime.js";
 import { roomOf, type SendAnswer } from "./events.js";
 import { widgetMessage } from "./widget-channel.js";
 import { verifyWidgetToken } from "./widget-token.js";
 
-const sendSchema = z.object({ text: z.string().trim().min(1).max(4000), clientId: z.string().min(1).max(100) });
+const noNul = (value: string) => !value.includes("\u0000");
+const sendSchema = z.object({
+  text: z.string().trim().min(1).max(4000).refine(noNul, "contains a NUL character"),
+  clientId: z.string().min(1).max(100).refine(noNul, "contains a NUL character"),
+});
 const readSchema = z.object({ upTo: z.uuid() });
 const HISTORY_LIMIT = 200;
 const PERSON_ROLES = ["user", "agent", "human"];
+const HIDDEN = ["held", "superseded"];
 
 type WidgetSocket = Parameters<Parameters<WidgetNamespace["on"]>[1]>[0];
 
 /** What the person may see: their messages and the replies, never items held for a human. */
 export function visibleToPerson(message: Message): boolean {
-  return PERSON_ROLES.includes(message.role) && message.status !== "held" && message.status !== "superseded";
+  return PERSON_ROLES.includes(message.role) && !HIDDEN.includes(message.status ?? "");
 }
 
 function invalid(error: z.ZodError): SendAnswer {
@@ -59,22 +64,12 @@ export function attachWidgetNamespace(ctx: HubContext): void {
     socket.on("read", async (payload, ack) => {
       const parsed = readSchema.safeParse(payload);
       if (!parsed.success) return void ack?.({ ok: false });
-      const upTo = await ctx.db.message.findFirst({
-        where: { id: parsed.data.upTo, conversationId },
-        select: { seq: true },
-      });
-      if (upTo) {
-        await ctx.db.message.updateMany({
-          where: {
-            conversationId,
-            seq: { lte: upTo.seq },
-            role: { in: ["agent", "human"] },
-            status: { in: ["live", "stored", "delivered"] },
-          },
-          data: { status: "read" },
-        });
+      try {
+        ack?.({ ok: await markRead(ctx, conversationId, parsed.data.upTo) });
+      } catch (error) {
+        ctx.log.warn({ err: error, conversation_id: conversationId }, "read receipt not recorded");
+        ack?.({ ok: false });
       }
-      ack?.({ ok: Boolean(upTo) });
     });
 
     void sendHistory(ctx, socket).catch((error: unknown) =>
@@ -83,17 +78,47 @@ export function attachWidgetNamespace(ctx: HubContext): void {
   });
 }
 
+async function markRead(ctx: HubContext, conversationId: string, upToId: string): Promise<boolean> {
+  const upTo = await ctx.db.message.findFirst({ where: { id: upToId, conversationId }, select: { seq: true } });
+  if (!upTo) return false;
+  await ctx.db.message.updateMany({
+    where: {
+      conversationId,
+      seq: { lte: upTo.seq },
+      role: { in: ["agent", "human"] },
+      status: { in: ["live", "stored", "delivered"] },
+    },
+    data: { status: "read" },
+  });
+  return true;
+}
+
+/** The person's view after `lastMessageId`, or (a new device) the newest part of the conversation. */
+async function visibleHistory(ctx: HubContext, conversationId: string, after: unknown): Promise<Message[]> {
+  const visible = { conversationId, role: { in: PERSON_ROLES }, OR: [{ status: null }, { status: { notIn: HIDDEN } }] };
+  if (typeof after === "string" && isUuid(after)) {
+    const anchor = await ctx.db.message.findFirst({ where: { id: after, conversationId }, select: { seq: true } });
+    if (anchor) {
+      return ctx.db.message.findMany({
+        where: { ...visible, seq: { gt: anchor.seq } },
+        orderBy: { seq: "asc" },
+        take: HISTORY_LIMIT,
+      });
+    }
+  }
+  const newest = await ctx.db.message.findMany({ where: visible, orderBy: { seq: "desc" }, take: HISTORY_LIMIT });
+  return newest.reverse();
+}
+
 async function sendHistory(ctx: HubContext, socket: WidgetSocket): Promise<void> {
   const { conversationId } = socket.data;
   await socket.join(roomOf(conversationId));
   if (socket.recovered) return; // the missed packets were replayed by connection-state recovery
-  const after = (socket.handshake.auth as { lastMessageId?: unknown }).lastMessageId;
-  const messages = (
-    await listMessages(ctx.db, conversationId, {
-      afterId: typeof after === "string" ? after : undefined,
-      limit: HISTORY_LIMIT,
-    })
-  ).filter(visibleToPerson);
+  const messages = await visibleHistory(
+    ctx,
+    conversationId,
+    (socket.handshake.auth as { lastMessageId?: unknown }).lastMessageId,
+  );
   socket.emit("history", { messages: messages.map(widgetMessage) });
   // The history reached a live client: what was stored for it is now delivered.
   const stored = messages

@@ -3,20 +3,26 @@ import express, { Router } from "express";
 import type { HubContext } from "../../context.js";
 import { HubError } from "../../errors.js";
 import { handleCallback } from "../../jobs/callbacks.js";
+import { rejectNul } from "../no-nul.js";
 
 export const CALLBACK_BODY_LIMIT = "1mb";
 
 export function callbackRoutes(ctx: HubContext): Router {
   const router = Router();
-  router.post("/:token", express.json({ limit: CALLBACK_BODY_LIMIT, type: () => true }), async (req, res) => {
-    try {
-      const answer = await handleCallback(ctx, req.params.token as string, req.body);
-      ctx.metrics.callbacks.inc({ outcome: answer.duplicate ? "duplicate" : "accepted" });
-      res.json(answer);
-    } catch (error) {
-      ctx.metrics.callbacks.inc({ outcome: error instanceof HubError ? error.code : "error" });
-      throw error;
-    }
-  });
+  router.post(
+    "/:token",
+    express.json({ limit: CALLBACK_BODY_LIMIT, type: () => true }),
+    rejectNul("invalid_body"),
+    async (req, res) => {
+      try {
+        const answer = await handleCallback(ctx, req.params.token as string, req.body);
+        ctx.metrics.callbacks.inc({ outcome: answer.duplicate ? "duplicate" : "accepted" });
+        res.json(answer);
+      } catch (error) {
+        ctx.metrics.callbacks.inc({ outcome: error instanceof HubError ? error.code : "error" });
+        throw error;
+      }
+    },
+  );
   return router;
 }

@@ -4,6 +4,7 @@ import { storeWebhook } from "../../channels/meta/meta-webhooks.js";
 import { verifyMetaSignature } from "../../channels/meta/webhook-signature.js";
 import type { HubContext } from "../../context.js";
 import { HubError, UnavailableError } from "../../errors.js";
+import { stripNul } from "../no-nul.js";
 
 const SOURCES: Record<string, "whatsapp" | "instagram"> = {
   whatsapp_business_account: "whatsapp",
@@ -33,7 +34,8 @@ export function metaWebhookRoutes(ctx: HubContext): Router {
     }
     let body: { object?: unknown };
     try {
-      body = JSON.parse(raw.toString("utf8")) as { object?: unknown };
+      body = stripNul(JSON.parse(raw.toString("utf8"))) as { object?: unknown };
+      if (!body || typeof body !== "object") throw new Error("not an object");
     } catch {
       throw new HubError(400, "invalid_body", "the body is not JSON", [{ field: "(body)", message: "not valid JSON" }]);
     }

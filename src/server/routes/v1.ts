@@ -17,7 +17,7 @@ const createConversationBody = z.object({
   name: z.string().trim().max(200).optional(),
 });
 const messagesQuery = z.object({
-  after: z.string().optional(),
+  after: z.uuid().optional(),
   limit: z.coerce.number().int().min(1).max(500).default(100),
 });
 const agentMessageBody = z.object({ text: z.string().trim().min(1).max(10_000) });

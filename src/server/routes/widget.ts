@@ -8,6 +8,8 @@ import { findOrCreateConversation } from "../../conversations/conversations.js";
 import { WIDGET_CHANNELS } from "../../conversations/window.js";
 import { parseInput } from "../validate.js";
 
+export const WIDGET_ACCOUNT = "widget";
+
 const sessionBody = z.object({
   channel: z.enum(WIDGET_CHANNELS as ["web", "ios", "android", "flutter"]).default("web"),
   // Unguessable ids only: the visitor id is what brings a returning visitor back to their conversation.
@@ -36,6 +38,8 @@ export function widgetRoutes(ctx: HubContext): Router {
     const visitorId = body.visitorId ?? randomBytes(18).toString("base64url");
     const { conversation, created } = await findOrCreateConversation(ctx.db, {
       channel: body.channel,
+      // Apart from conversations the agent runtime creates: a visitor id can never open one of those.
+      account: WIDGET_ACCOUNT,
       contact: visitorId,
       name: body.name,
     });
