@@ -18,15 +18,10 @@ const redactPaths = [
   "*.secret",
   "accessToken",
   "*.accessToken",
+  // An HTTP client's error carries the request it made, Graph API token included.
+  "err.config.headers.Authorization",
+  "err.config.headers.authorization",
 ];
-
-/** Hides the token of a callback URL (`…/callbacks/<token>`) but keeps enough to tell jobs apart. */
-export function redactCallbackPath(url: string): string {
-  return url.replace(
-    /(\/callbacks\/)([^/?#]+)/g,
-    (_m, prefix: string, token: string) => `${prefix}${token.slice(0, 6)}…`,
-  );
-}
 
 export function createLogger(level: string, destination?: NodeJS.WritableStream): Logger {
   return pino(

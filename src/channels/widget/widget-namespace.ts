@@ -22,11 +22,6 @@ const HIDDEN = ["held", "superseded"];
 
 type WidgetSocket = Parameters<Parameters<WidgetNamespace["on"]>[1]>[0];
 
-/** What the person may see: their messages and the replies, never items held for a human. */
-export function visibleToPerson(message: Message): boolean {
-  return PERSON_ROLES.includes(message.role) && !HIDDEN.includes(message.status ?? "");
-}
-
 function invalid(error: z.ZodError): SendAnswer {
   const fields = error.issues.map((issue) => issue.path.join(".")).join(", ");
   return { error: { code: "invalid_request", message: `invalid ${fields}` } };
