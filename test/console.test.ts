@@ -222,7 +222,7 @@ describe("the human-agent console", () => {
     ).toBe(true);
   });
 
-  it("a takeover that lands while a turn is running holds that turn's output; hand-back delivers it once", async () => {
+  it("a takeover that lands while a turn is running holds that turn's output; hand-back gives it to a turn, delivered once", async () => {
     const session = await openSession(hub.url);
     const client = await WidgetClient.connect(hub.url, { token: session.token });
     clients.push(client);
@@ -249,11 +249,14 @@ describe("the human-agent console", () => {
       agent.delayMs = 0;
     }
     await asConsole("POST", `/v1/conversations/${session.conversationId}/handback`);
-    await eventually(
-      () => client.agentMessages().find((m) => m.text === "you said: please answer slowly"),
-      "the held reply delivered",
-    );
+    // The held reply goes back to a turn: composed again, with the hand-back, and delivered once.
+    const reply = await eventually(() => client.agentMessages()[0], "the reply after the hand-back");
+    expect(reply.text).toBe("you said: please answer slowly | back from the human");
     await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(client.agentMessages().filter((m) => m.text === "you said: please answer slowly")).toHaveLength(1);
+    expect(client.agentMessages()).toHaveLength(1);
+    const superseded = await hub.db.message.findFirstOrThrow({
+      where: { conversationId: session.conversationId, status: "superseded" },
+    });
+    expect(superseded.text).toBe("you said: please answer slowly");
   });
 });

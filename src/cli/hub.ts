@@ -23,7 +23,7 @@ async function run(args: string[]): Promise<number> {
   }
   if (group === "conversation" && command === "show" && arg) {
     const config = loadConfig();
-    const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+    const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, migrate: false });
     try {
       const text = await showConversation(database.db, arg);
       process.stdout.write(text);

@@ -43,8 +43,21 @@ export async function handBack(ctx: HubContext, conversationId: string): Promise
       where: { id },
       data: { control: "agent", humanAgent: Prisma.DbNull },
     });
-    // Held inputs go to the hand-back turn, in order; held direct messages are routed again.
-    await tx.outboxItem.updateMany({ where: { conversationId: id, state: "held" }, data: { state: "pending" } });
+    // Held inputs go to the hand-back turn, in order. A reply a turn wrote just as the human took over is
+    // composed again there (its inputs join the turn); a direct message is routed as it is.
+    const heldReplies = await tx.message.findMany({
+      where: { conversationId: id, status: "held", role: "agent", turnId: { not: null } },
+      select: { id: true },
+    });
+    const replyIds = heldReplies.map((reply) => reply.id);
+    await tx.message.updateMany({
+      where: { id: { in: replyIds } },
+      data: { status: "superseded", statusReason: "composed again after the hand-back" },
+    });
+    await tx.outboxItem.updateMany({
+      where: { conversationId: id, OR: [{ state: "held" }, { replyMessageId: { in: replyIds } }] },
+      data: { state: "pending", replyMessageId: null },
+    });
     await tx.message.updateMany({
       where: { conversationId: id, status: "held", role: { in: ["agent", "human"] } },
       data: { status: "pending" },

@@ -20,16 +20,25 @@ export interface Database {
   close(): Promise<void>;
 }
 
-export async function openDatabase(options: { databaseUrl: string | undefined; dataDir: string }): Promise<Database> {
+/** A pool of its own, closed right after: the schema engine's advisory lock lives on its connection. */
+async function migratePostgres(databaseUrl: string): Promise<string[]> {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
+  try {
+    return await applyMigrations(new PrismaPg(pool));
+  } finally {
+    await pool.end();
+  }
+}
+
+export async function openDatabase(options: {
+  databaseUrl: string | undefined;
+  dataDir: string;
+  /** Apply pending migrations first (the hub does; a read-only command need not load the engine). */
+  migrate?: boolean;
+}): Promise<Database> {
+  const migrate = options.migrate ?? true;
   if (options.databaseUrl) {
-    // A pool of its own, closed right after: the schema engine's advisory lock lives on its connection.
-    const migrationPool = new pg.Pool({ connectionString: options.databaseUrl, max: 2 });
-    let appliedMigrations: string[];
-    try {
-      appliedMigrations = await applyMigrations(new PrismaPg(migrationPool));
-    } finally {
-      await migrationPool.end();
-    }
+    const appliedMigrations = migrate ? await migratePostgres(options.databaseUrl) : [];
     const db = new PrismaClient({ adapter: new PrismaPg({ connectionString: options.databaseUrl, max: 20 }) });
     return { db, kind: "postgresql", appliedMigrations, close: () => db.$disconnect() };
   }
@@ -37,7 +46,7 @@ export async function openDatabase(options: { databaseUrl: string | undefined; d
   mkdirSync(dir, { recursive: true });
   const pglite = new PGlite(dir);
   const adapter = new PrismaPGlite(pglite);
-  const appliedMigrations = await applyMigrations(adapter);
+  const appliedMigrations = migrate ? await applyMigrations(adapter) : [];
   const db = new PrismaClient({ adapter });
   return {
     db,
