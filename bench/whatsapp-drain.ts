@@ -6,16 +6,14 @@ import { performance } from "node:perf_hooks";
 import { FakeGraph } from "../test/support/fake-graph.js";
 import { spawnHub } from "../test/support/hub-process.js";
 import { TestHub } from "../test/support/test-hub.js";
-import { TOOL_KEY, ToolBackend } from "../test/support/tool-backend.js";
+import { TOOL_KEY, startToolBackend } from "../test/support/tool-backend.js";
 import { matchTherapists } from "../test/support/tool-files.js";
 
 const [results = 5000, mps = 80] = process.argv.slice(2).map(Number);
 const APP_SECRET = "bench-app-secret";
 
 const graph = await new FakeGraph({ appSecret: APP_SECRET, mps }).start();
-const backend = await new ToolBackend().start();
-process.env.CLINIC_API = backend.url;
-process.env.CLINIC_API_KEY = TOOL_KEY;
+const backend = await startToolBackend();
 // This process takes the HTTP side (API, callbacks, webhooks) and plays the fake and the backend; the turns
 // and the sends run in a worker process of their own, as a deployment would split them.
 const hub = await TestHub.start({

@@ -4,7 +4,7 @@
 //   npm run bench:widget -- [widgets=100] [latencySamples=300] [throughputRounds=4]
 import { performance } from "node:perf_hooks";
 import { TestHub } from "../test/support/test-hub.js";
-import { TOOL_KEY, ToolBackend } from "../test/support/tool-backend.js";
+import { startToolBackend } from "../test/support/tool-backend.js";
 import { matchTherapists } from "../test/support/tool-files.js";
 import { openSession, WidgetClient } from "../test/support/widget-client.js";
 
@@ -15,9 +15,7 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
 
-const backend = await new ToolBackend().start();
-process.env.CLINIC_API = backend.url;
-process.env.CLINIC_API_KEY = TOOL_KEY;
+const backend = await startToolBackend();
 const hub = await TestHub.start({ tools: { match_therapists: matchTherapists }, env: { LOG_LEVEL: "warn" } });
 
 const clients: { conversationId: string; client: WidgetClient }[] = [];

@@ -4,7 +4,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually, freePort } from "./support/services.js";
 import { TestHub } from "./support/test-hub.js";
-import { TOOL_KEY, ToolBackend } from "./support/tool-backend.js";
+import { ToolBackend, startToolBackend } from "./support/tool-backend.js";
 import { matchTherapists } from "./support/tool-files.js";
 
 async function startRedis(port: number): Promise<ChildProcess> {
@@ -33,9 +33,7 @@ describe("callbacks while a dependency is down", () => {
   beforeAll(async () => {
     redisPort = await freePort();
     redis = await startRedis(redisPort);
-    backend = await new ToolBackend().start();
-    process.env.CLINIC_API = backend.url;
-    process.env.CLINIC_API_KEY = TOOL_KEY;
+    backend = await startToolBackend();
     hub = await TestHub.start({
       tools: { match_therapists: matchTherapists },
       env: { REDIS_URL: `redis://127.0.0.1:${redisPort}` },

@@ -4,10 +4,10 @@ import { io, type Socket } from "socket.io-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ConsoleClientToServer, ConsoleServerToClient } from "../src/console/console-events.js";
 import { AGENT_SECRET, AgentRuntime } from "./support/agent-runtime.js";
-import { FakeGraph } from "./support/fake-graph.js";
+import { FakeGraph, metaEnvFor } from "./support/fake-graph.js";
 import { eventually } from "./support/services.js";
 import { CONSOLE_API_KEY, TestHub } from "./support/test-hub.js";
-import { TOOL_KEY, ToolBackend } from "./support/tool-backend.js";
+import { ToolBackend, startToolBackend } from "./support/tool-backend.js";
 import { matchTherapists } from "./support/tool-files.js";
 import { openSession, WidgetClient } from "./support/widget-client.js";
 
@@ -27,22 +27,14 @@ describe("the human-agent console", () => {
 
   beforeAll(async () => {
     graph = await new FakeGraph({ appSecret: APP_SECRET }).start();
-    backend = await new ToolBackend().start();
+    backend = await startToolBackend();
     agent = await new AgentRuntime().start();
-    process.env.CLINIC_API = backend.url;
-    process.env.CLINIC_API_KEY = TOOL_KEY;
     hub = await TestHub.start({
       tools: { match_therapists: matchTherapists },
       env: {
         AGENT_URL: agent.url,
         AGENT_SECRET,
-        META_APP_SECRET: APP_SECRET,
-        WA_PHONE_NUMBER_ID: "1111111111",
-        WA_ACCESS_TOKEN: "wa-token-for-tests",
-        IG_ACCOUNT_ID: "17841400000000001",
-        IG_ACCESS_TOKEN: "ig-token-for-tests",
-        GRAPH_API_URL: graph.url,
-        IG_GRAPH_API_URL: graph.url,
+        ...metaEnvFor(graph, APP_SECRET),
       },
     });
     graph.hubWebhookUrl = `${hub.url}/webhooks/meta`;

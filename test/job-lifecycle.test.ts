@@ -5,7 +5,7 @@ import { recordOutboxItem } from "../src/delivery/outbox.js";
 import { sweepOnce } from "../src/delivery/sweeper.js";
 import { clearRedisPrefix, eventually } from "./support/services.js";
 import { TestHub } from "./support/test-hub.js";
-import { TOOL_KEY, ToolBackend } from "./support/tool-backend.js";
+import { ToolBackend, startToolBackend } from "./support/tool-backend.js";
 import { matchTherapists, quickTimeout } from "./support/tool-files.js";
 
 describe("job lifecycle", () => {
@@ -13,9 +13,7 @@ describe("job lifecycle", () => {
   let hub: TestHub;
 
   beforeAll(async () => {
-    backend = await new ToolBackend().start();
-    process.env.CLINIC_API = backend.url;
-    process.env.CLINIC_API_KEY = TOOL_KEY;
+    backend = await startToolBackend();
     hub = await TestHub.start({ tools: { match_therapists: matchTherapists, quick_report: quickTimeout } });
   });
   afterAll(async () => {

@@ -2,10 +2,10 @@
 // 131047 from either route, statuses, retries and permanent errors, and Meta's webhooks (SPEC §4, §5).
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { AGENT_SECRET, AgentRuntime } from "./support/agent-runtime.js";
-import { FakeGraph } from "./support/fake-graph.js";
+import { FakeGraph, metaEnvFor } from "./support/fake-graph.js";
 import { eventually } from "./support/services.js";
 import { TestHub } from "./support/test-hub.js";
-import { TOOL_KEY, ToolBackend } from "./support/tool-backend.js";
+import { ToolBackend, startToolBackend } from "./support/tool-backend.js";
 import { matchTherapists } from "./support/tool-files.js";
 
 const APP_SECRET = "app-secret-for-tests";
@@ -25,27 +25,18 @@ describe("WhatsApp and Instagram", () => {
 
   beforeAll(async () => {
     graph = await new FakeGraph({ appSecret: APP_SECRET }).start();
-    backend = await new ToolBackend().start();
+    backend = await startToolBackend();
     agent = await new AgentRuntime().start();
-    process.env.CLINIC_API = backend.url;
-    process.env.CLINIC_API_KEY = TOOL_KEY;
     hub = await TestHub.start({
       tools: { match_therapists: withTemplate },
       env: {
         AGENT_URL: agent.url,
         AGENT_SECRET,
         TURN_RETRY_BASE_MS: "150",
-        META_APP_SECRET: APP_SECRET,
+        ...metaEnvFor(graph, APP_SECRET),
         META_VERIFY_TOKEN: "verify-me",
-        WA_PHONE_NUMBER_ID: "1111111111",
-        WA_ACCESS_TOKEN: "wa-token-for-tests",
         WA_TEMPLATE_NAME: "hub_default",
         WA_TEMPLATE_LANGUAGE: "en",
-        IG_ACCOUNT_ID: "17841400000000001",
-        IG_ACCESS_TOKEN: "ig-token-for-tests",
-        GRAPH_API_URL: graph.url,
-        IG_GRAPH_API_URL: graph.url,
-        GRAPH_API_VERSION: "v21.0",
       },
     });
     graph.hubWebhookUrl = `${hub.url}/webhooks/meta`;

@@ -6,7 +6,7 @@ import { spawnHub, type HubProcess } from "./support/hub-process.js";
 import { eventually, freePort } from "./support/services.js";
 import { io } from "socket.io-client";
 import { CONSOLE_API_KEY, HUB_API_KEY, TestHub } from "./support/test-hub.js";
-import { TOOL_KEY, ToolBackend } from "./support/tool-backend.js";
+import { TOOL_KEY, ToolBackend, startToolBackend } from "./support/tool-backend.js";
 import { matchTherapists } from "./support/tool-files.js";
 import { openSession, WidgetClient } from "./support/widget-client.js";
 
@@ -19,11 +19,9 @@ describe("several hub processes", () => {
   const clients: WidgetClient[] = [];
 
   beforeAll(async () => {
-    backend = await new ToolBackend().start();
+    backend = await startToolBackend();
     agent = await new AgentRuntime().start();
     agent.delayMs = 40;
-    process.env.CLINIC_API = backend.url;
-    process.env.CLINIC_API_KEY = TOOL_KEY;
     web = await TestHub.start({
       tools: { match_therapists: matchTherapists },
       env: { HUB_ROLE: "web", AGENT_URL: agent.url, AGENT_SECRET },

@@ -7,7 +7,7 @@ import { acquireTurnLease } from "../src/delivery/turn-lease.js";
 import { AGENT_SECRET, AgentRuntime } from "./support/agent-runtime.js";
 import { eventually } from "./support/services.js";
 import { CONSOLE_API_KEY, TestHub } from "./support/test-hub.js";
-import { TOOL_KEY, ToolBackend } from "./support/tool-backend.js";
+import { ToolBackend, startToolBackend } from "./support/tool-backend.js";
 import { matchTherapists } from "./support/tool-files.js";
 import { openSession, WidgetClient } from "./support/widget-client.js";
 
@@ -18,10 +18,8 @@ describe("delivering to the widget", () => {
   const clients: WidgetClient[] = [];
 
   beforeAll(async () => {
-    backend = await new ToolBackend().start();
+    backend = await startToolBackend();
     agent = await new AgentRuntime().start();
-    process.env.CLINIC_API = backend.url;
-    process.env.CLINIC_API_KEY = TOOL_KEY;
     hub = await TestHub.start({
       tools: { match_therapists: matchTherapists },
       env: { AGENT_URL: agent.url, AGENT_SECRET, TURN_RETRY_BASE_MS: "200" },

@@ -793,3 +793,17 @@ function recipientOf(channel: Channel, body: Json | undefined): string {
   const recipient = body.recipient;
   return isRecord(recipient) && typeof recipient.id === "string" ? recipient.id : "";
 }
+
+/** The hub's Meta settings for a given fake: WhatsApp and Instagram on, Graph API URLs at the fake. */
+export function metaEnvFor(graph: FakeGraph, appSecret: string): Record<string, string> {
+  return {
+    META_APP_SECRET: appSecret,
+    WA_PHONE_NUMBER_ID: "1111111111",
+    WA_ACCESS_TOKEN: "wa-token-for-tests",
+    IG_ACCOUNT_ID: "17841400000000001",
+    IG_ACCESS_TOKEN: "ig-token-for-tests",
+    GRAPH_API_URL: graph.url,
+    IG_GRAPH_API_URL: graph.url,
+    GRAPH_API_VERSION: "v21.0",
+  };
+}

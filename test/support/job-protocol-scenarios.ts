@@ -1,7 +1,7 @@
 // The backend-facing protocol (SPEC §2), run against whichever database the calling file picks.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually } from "./services.js";
-import { postCallback, TOOL_KEY, ToolBackend } from "./tool-backend.js";
+import { postCallback, ToolBackend, startToolBackend } from "./tool-backend.js";
 import { checkStock, matchTherapists } from "./tool-files.js";
 import { TestHub } from "./test-hub.js";
 
@@ -11,9 +11,7 @@ export function defineJobProtocolTests(database: "postgresql" | "embedded"): voi
     let hub: TestHub;
 
     beforeAll(async () => {
-      backend = await new ToolBackend().start();
-      process.env.CLINIC_API = backend.url;
-      process.env.CLINIC_API_KEY = TOOL_KEY;
+      backend = await startToolBackend();
       hub = await TestHub.start({ database, tools: { match_therapists: matchTherapists, check_stock: checkStock } });
     });
     afterAll(async () => {

@@ -83,6 +83,14 @@ export class ToolBackend {
   }
 }
 
+/** Starts a backend and points the test tool files' `$env.CLINIC_API` / `$env.CLINIC_API_KEY` at it. */
+export async function startToolBackend(): Promise<ToolBackend> {
+  const backend = await new ToolBackend().start();
+  process.env.CLINIC_API = backend.url;
+  process.env.CLINIC_API_KEY = TOOL_KEY;
+  return backend;
+}
+
 export async function postCallback(
   url: string,
   body: unknown,
