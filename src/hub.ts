@@ -4,7 +4,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Worker } from "bullmq";
 import { builtInComposer } from "./agent/composer.js";
-import { demoStarter } from "./agent/demo-agent.js";
+import { DEMO_TOOL, startDemo } from "./agent/demo-agent.js";
 import { httpAgent } from "./agent/http-agent.js";
 import { metaChannels } from "./channels/meta/meta-channels.js";
 import { startWebhookWorker } from "./channels/meta/meta-webhooks.js";
@@ -79,16 +79,18 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
     tools,
     realtime,
     metrics: createMetrics(),
-    agent: builtInComposer(),
+    agent: config.agent
+      ? httpAgent(config.agent.url, config.agent.secret)
+      : builtInComposer({
+          // The demo behaviour needs this very context; it is only called once the hub runs.
+          startDemo: tools.has(DEMO_TOOL) ? (conversationId, text) => startDemo(ctx, conversationId, text) : undefined,
+        }),
     channels: { web: widget, ios: widget, android: widget, flutter: widget, ...metaChannels(config, queues) },
     // `$env.HUB_URL` defaults to the hub's own address (the demo tool's backend lives there).
     env: (name) => env[name] ?? (name === "HUB_URL" ? publicUrl : undefined),
     publicUrl: () => publicUrl,
     now: options.now ?? (() => new Date()),
   };
-  ctx.agent = config.agent
-    ? httpAgent(config.agent.url, config.agent.secret)
-    : builtInComposer({ startDemo: demoStarter(ctx) });
 
   let server: Server | undefined;
   let url: string | undefined;

@@ -126,12 +126,10 @@ describe("WhatsApp and Instagram", () => {
     await eventually(async () => (await statusOf()) === "read", "read");
     await graph.whatsappStatus(reply.id, "delivered"); // Meta's late, out-of-order retry
     await graph.whatsappStatus(reply.id, "sent");
-    const processed = await hub.db.webhookEvent.count({ where: { processedAt: null } });
     await eventually(
       async () => (await hub.db.webhookEvent.count({ where: { processedAt: null } })) === 0,
       "webhooks processed",
     );
-    expect(processed).toBeGreaterThanOrEqual(0);
     expect(await statusOf()).toBe("read");
   });
 

@@ -145,8 +145,8 @@ export async function deliverMessage(ctx: HubContext, message: Message): Promise
     if (!stands) return deliverMessage(ctx, message);
     return settled(ctx, conversation, { ...message, ...data, updatedAt: ctx.now() });
   }
-  if (recorded.externalId) {
-    // An echo of this very send (Instagram) may have been recorded first under the same id.
+  if (recorded.externalId && conversation.channel === "instagram") {
+    // Instagram echoes each send: the echo may have been recorded first, under the same id.
     await ctx.db.message.deleteMany({ where: { externalId: recorded.externalId, statusReason: "echo" } });
   }
   // A read receipt may have raced the push: the person having read it outranks "delivered".

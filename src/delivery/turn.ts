@@ -25,11 +25,17 @@ async function deliverPending(ctx: HubContext, conversationId: string): Promise<
   });
   for (const message of pending) {
     const delivered = await deliverMessage(ctx, message);
-    // A turn's reply sent late (its send was deferred, or its turn died after the commit): record it
-    // on the inputs it answers, as the turn would have.
     if (message.turnId) {
+      // A turn's reply sent late (its send was deferred, or its turn died after the commit): record it
+      // on the inputs it answers, as the turn would have.
       const answered = await ctx.db.outboxItem.findMany({ where: { replyMessageId: message.id } });
       if (answered.length) await recordAnswer(ctx, answered, delivered);
+    } else {
+      // A direct message is its own item's answer.
+      await ctx.db.outboxItem.updateMany({
+        where: { messageId: message.id },
+        data: { state: "done", decision: delivered.decision, reason: delivered.statusReason },
+      });
     }
   }
 }
@@ -44,12 +50,11 @@ export async function runTurn(ctx: HubContext, conversationId: string): Promise<
 
   const direct = items.filter((item) => DIRECT_KINDS.has(item.kind));
   if (direct.length > 0) {
-    // Their messages were routed by deliverPending above (they were written with status pending).
+    // Their messages were routed before this turn died (deliverPending answers the rest): close them.
     await ctx.db.outboxItem.updateMany({
       where: { id: { in: direct.map((item) => item.id) } },
       data: { state: "done" },
     });
-    await copyDecisions(ctx, direct);
   }
   const inputs = await withoutStaleProgress(
     ctx,
@@ -182,19 +187,6 @@ async function holdInputsIfHuman(ctx: HubContext, conversationId: string, inputs
   for (const message of await ctx.db.message.findMany({ where: { id: { in: messageIds } } }))
     ctx.realtime.consoleMessage(message);
   return true;
-}
-
-/** Records on direct items the decision their own message got. */
-async function copyDecisions(ctx: HubContext, items: OutboxItem[]): Promise<void> {
-  const messages = await ctx.db.message.findMany({
-    where: { id: { in: items.map((item) => item.messageId).filter((id): id is string => id !== null) } },
-  });
-  for (const message of messages) {
-    await ctx.db.outboxItem.updateMany({
-      where: { messageId: message.id },
-      data: { decision: message.decision, reason: message.statusReason },
-    });
-  }
 }
 
 function toInput(item: OutboxItem): TurnInput {

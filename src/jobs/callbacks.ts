@@ -58,11 +58,19 @@ export async function handleCallback(ctx: HubContext, token: string, rawBody: un
   // The outcome is queued right after commit; refuse now rather than accept what cannot be queued soon.
   if (!ctx.queues.isReady()) throw new UnavailableError("queue");
 
-  let outcome: { answer: CallbackAnswer; itemId?: string | undefined; ended?: boolean; job: Job; message?: Message };
+  let outcome: {
+    answer: CallbackAnswer;
+    itemId?: string | undefined;
+    ended?: boolean;
+    job: Job & { conversation: { control: string } };
+    message?: Message;
+  };
   try {
     outcome = await ctx.db.$transaction(async (tx) => {
       const locked = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM "Job" WHERE id = ${jobId}::uuid FOR UPDATE`;
-      const job = locked.length ? await tx.job.findUnique({ where: { id: jobId } }) : null;
+      const job = locked.length
+        ? await tx.job.findUnique({ where: { id: jobId }, include: { conversation: { select: { control: true } } } })
+        : null;
       if (!job) throw new HubError(404, "not_found", "unknown or expired callback");
       const tool = ctx.tools.get(job.tool);
 
@@ -165,14 +173,7 @@ export async function handleCallback(ctx: HubContext, token: string, rawBody: un
   }
   if ("progress" in body) {
     // While a human has the conversation, the person hears nothing automated, progress included.
-    // Already committed: a failed read only skips this live event, it is no error for the backend.
-    const control = await ctx.db.conversation
-      .findUnique({ where: { id: job.conversationId }, select: { control: true } })
-      .then(
-        (conversation) => conversation?.control,
-        () => undefined,
-      );
-    if (control === "agent") {
+    if (job.conversation.control !== "human") {
       ctx.realtime.progress(job.conversationId, {
         jobId: job.id,
         tool: job.tool,

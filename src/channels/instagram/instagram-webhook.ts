@@ -19,26 +19,16 @@ export function parseInstagramWebhook(body: unknown): InstagramEvent[] {
       if (!message?.mid) continue; // reads, reactions and the rest carry nothing to answer
       const text = message.text ?? (message.attachments ?? []).map((a) => `[${a.type ?? "attachment"}]`).join(" ");
       const at = new Date(Number(item.timestamp ?? 0));
-      if (message.is_echo) {
-        events.push({
-          kind: "echo",
-          account: String(item.sender?.id ?? entry.id ?? ""),
-          contact: String(item.recipient?.id ?? ""),
-          id: message.mid,
-          at,
-          text,
-        });
-      } else {
-        events.push({
-          kind: "message",
-          account: String(item.recipient?.id ?? entry.id ?? ""),
-          contact: String(item.sender?.id ?? ""),
-          id: message.mid,
-          at,
-          text,
-          raw: item,
-        });
-      }
+      // An echo goes from the account to the person; a message from the person to the account.
+      const [person, account] = message.is_echo ? [item.recipient, item.sender] : [item.sender, item.recipient];
+      const common = {
+        account: String(account?.id ?? entry.id ?? ""),
+        contact: String(person?.id ?? ""),
+        id: message.mid,
+        at,
+        text,
+      };
+      events.push(message.is_echo ? { kind: "echo", ...common } : { kind: "message", ...common, raw: item });
     }
   }
   return events;
