@@ -10,6 +10,8 @@ const optional = z
   .transform((value) => (value === undefined || value.trim() === "" ? undefined : value.trim()));
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+/** A limit: a positive number, or 0 for none. */
+const limit = (fallback: number) => z.coerce.number().int().min(0).default(fallback);
 
 const envSchema = z.object({
   NODE_ENV: z.string().default("development"),
@@ -37,6 +39,14 @@ const envSchema = z.object({
   CANCEL_RETRY_MAX_MS: positiveInt(5 * 60_000),
   OUTBOX_SWEEP_MS: positiveInt(5000),
   TURN_RETRY_BASE_MS: positiveInt(1000),
+  // What one visitor (by IP, or by conversation) may do; 0 turns a limit off.
+  WIDGET_SESSIONS_PER_MINUTE: limit(30),
+  WIDGET_CONNECTIONS_PER_MINUTE: limit(120),
+  WIDGET_SOCKETS_PER_CONVERSATION: limit(10),
+  WIDGET_MESSAGES_PER_MINUTE: limit(30),
+  // Which proxies may name the client's address (X-Forwarded-For): express's `trust proxy` values.
+  TRUST_PROXY: z.string().default("loopback"),
+  METRICS_TOKEN: optional,
   // The demo tool's backend, served by the hub itself (on by default outside production).
   DEMO: z.enum(["true", "false"]).optional(),
   DEMO_DELAY_MS: positiveInt(12_000),
@@ -86,6 +96,17 @@ export interface Config {
   outboxSweepMs: number;
   /** First backoff of a failed turn (agent runtime down); doubles up to a minute. */
   turnRetryBaseMs: number;
+  /** Per-visitor limits; 0 is no limit. */
+  limits: {
+    sessionsPerMinute: number;
+    connectionsPerMinute: number;
+    socketsPerConversation: number;
+    messagesPerMinute: number;
+  };
+  /** express's `trust proxy` setting, also used to read a socket's client address. */
+  trustProxy: boolean | number | string[];
+  /** When set, GET /metrics needs `Authorization: Bearer <token>`. */
+  metricsToken: string | undefined;
   demo: { enabled: boolean; delayMs: number };
   meta: {
     appSecret: string | undefined;
@@ -175,6 +196,14 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     cancelRetry: { baseMs: env.CANCEL_RETRY_BASE_MS, maxMs: env.CANCEL_RETRY_MAX_MS },
     outboxSweepMs: env.OUTBOX_SWEEP_MS,
     turnRetryBaseMs: env.TURN_RETRY_BASE_MS,
+    limits: {
+      sessionsPerMinute: env.WIDGET_SESSIONS_PER_MINUTE,
+      connectionsPerMinute: env.WIDGET_CONNECTIONS_PER_MINUTE,
+      socketsPerConversation: env.WIDGET_SOCKETS_PER_CONVERSATION,
+      messagesPerMinute: env.WIDGET_MESSAGES_PER_MINUTE,
+    },
+    trustProxy: parseTrustProxy(env.TRUST_PROXY),
+    metricsToken: env.METRICS_TOKEN,
     demo: { enabled: env.DEMO ? env.DEMO === "true" : !production, delayMs: env.DEMO_DELAY_MS },
     meta: {
       appSecret: env.META_APP_SECRET,
@@ -190,6 +219,16 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       waMps: env.WA_MPS,
     },
   };
+}
+
+function parseTrustProxy(value: string): boolean | number | string[] {
+  const text = value.trim();
+  if (text === "true" || text === "false") return text === "true";
+  if (/^\d+$/.test(text)) return Number(text);
+  return text
+    .split(",")
+    .map((part) => part.trim())
+    .filter(Boolean);
 }
 
 /** The process environment, for `$env.NAME` in tool files (read here so config stays its only reader). */

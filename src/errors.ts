@@ -10,10 +10,15 @@ export class HubError extends Error {
     readonly code: string,
     message: string,
     readonly details?: ErrorDetail[],
+    /** When the client may try again (sent as `Retry-After` and `retryAfterMs`). */
+    readonly retryAfterMs?: number,
   ) {
     super(message);
   }
 }
+
+export const rateLimited = (retryAfterMs: number) =>
+  new HubError(429, "rate_limited", "too many requests; try again later", undefined, retryAfterMs);
 
 export const notFound = (what: string) => new HubError(404, "not_found", `${what} not found`);
 

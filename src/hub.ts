@@ -11,6 +11,7 @@ import { startWebhookWorker } from "./channels/meta/meta-webhooks.js";
 import { attachWidgetNamespace } from "./channels/widget/widget-namespace.js";
 import { attachConsoleNamespace } from "./console/console-namespace.js";
 import { widgetChannel } from "./channels/widget/widget-channel.js";
+import { visitorLimits } from "./channels/widget/visitor-limits.js";
 import { toolEnvironment, type Config } from "./config.js";
 import type { HubContext } from "./context.js";
 import { openDatabase, type Database } from "./db/client.js";
@@ -18,13 +19,18 @@ import { startSweeper } from "./delivery/sweeper.js";
 import { startTurnWorker } from "./delivery/turn-worker.js";
 import { startJobWorkers, type Workers } from "./jobs/job-workers.js";
 import { createLogger, type Logger } from "./logger.js";
+import { throttledLog } from "./log-throttle.js";
 import { createMetrics } from "./metrics.js";
 import { openQueues, type Queues } from "./queues.js";
 import { createRealtime } from "./realtime.js";
 import { createApp } from "./server/app.js";
+import { demoBackendKey } from "./demo/demo-backend.js";
 import { loadTools, ToolFileError } from "./tools/load-tools.js";
 
-const STOP_WAIT_MS = 5000;
+/** How long in-flight HTTP requests, and then running turns, may take to finish on stop. */
+const DRAIN_HTTP_MS = 2500;
+const DRAIN_WORK_MS = 4000;
+const STOP_WAIT_MS = 1500;
 
 async function boundedWait(work: Promise<unknown>, ms: number, onTimeout: () => void): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
@@ -69,12 +75,15 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
   }
   let publicUrl = config.publicUrl;
   const env = toolEnvironment();
+  const demoKey = demoBackendKey(config.secrets.callbackSecret);
   const realtime = createRealtime(config.redisUrl, config.queuePrefix);
   const widget = widgetChannel(realtime);
   const ctx: HubContext = {
     config,
     db: database.db,
+    ingestDb: database.ingestDb,
     log,
+    warnRepeated: throttledLog(log, "warn"),
     queues,
     tools,
     realtime,
@@ -86,8 +95,10 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
           startDemo: tools.has(DEMO_TOOL) ? (conversationId, text) => startDemo(ctx, conversationId, text) : undefined,
         }),
     channels: { web: widget, ios: widget, android: widget, flutter: widget, ...metaChannels(config, queues) },
-    // `$env.HUB_URL` defaults to the hub's own address (the demo tool's backend lives there).
-    env: (name) => env[name] ?? (name === "HUB_URL" ? publicUrl : undefined),
+    limits: visitorLimits(queues.redis, queues.prefix, config.limits),
+    // `$env.HUB_URL` defaults to the hub's own address, where the demo tool's backend lives, and
+    // `$env.DEMO_BACKEND_KEY` to the key that backend asks for.
+    env: (name) => env[name] ?? (name === "HUB_URL" ? publicUrl : name === "DEMO_BACKEND_KEY" ? demoKey : undefined),
     publicUrl: () => publicUrl,
     now: options.now ?? (() => new Date()),
   };
@@ -136,17 +147,22 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
     url,
     database,
     async stop() {
-      // Stop taking work, let running turns finish (they still need sockets and Redis), then close the rest.
+      // Stop accepting, send this process's sockets elsewhere, let in-flight requests and turns finish for
+      // a bounded time (turns still need the adapter and Redis), then close the rest. A turn cut short is
+      // safe: its inputs stay pending until a reply commits, and its lease and queue lock expire.
       if (server) {
-        server.closeAllConnections();
-        await new Promise<void>((resolve) => server!.close(() => resolve()));
+        const closed = new Promise<void>((resolve) => server!.close(() => resolve()));
+        realtime.dropLocalConnections();
+        server.closeIdleConnections();
+        await boundedWait(closed, DRAIN_HTTP_MS, () => server!.closeAllConnections());
       }
       await sweeper?.stop();
-      // With Redis gone, BullMQ would wait for it forever: give the queues a few seconds, then let go.
+      const queueWorkers = [workers, turnWorker, webhookWorker];
       await boundedWait(
-        Promise.all([workers?.close(), turnWorker?.close(), webhookWorker?.close()]),
-        STOP_WAIT_MS,
-        () => undefined,
+        Promise.all(queueWorkers.map((worker) => worker?.close())),
+        DRAIN_WORK_MS,
+        // Let go of what still runs (and of a Redis that is gone): another process takes the jobs up.
+        () => void Promise.all(queueWorkers.map((worker) => worker?.close(true))).catch(() => undefined),
       );
       await realtime.close();
       await boundedWait(queues.close(), STOP_WAIT_MS, () => queues.redis.disconnect());

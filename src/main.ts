@@ -5,6 +5,8 @@ import { createLogger } from "./logger.js";
 import { RedisUnavailableError } from "./queues.js";
 import { ToolFileError } from "./tools/load-tools.js";
 
+const STOP_DEADLINE_MS = 10_000;
+
 function banner(config: Config, url: string | undefined): string {
   const lines = [
     "",
@@ -34,6 +36,8 @@ async function main(): Promise<void> {
     throw error;
   }
   const log = createLogger(config.logLevel);
+  // Whatever escaped its handler is logged; one bad event must never end the process.
+  process.on("unhandledRejection", (reason) => log.error({ err: reason }, "unhandled rejection"));
   try {
     const hub = await startHub(config, { logger: log });
     // The keys are printed on the terminal only, never into the structured log.
@@ -43,7 +47,12 @@ async function main(): Promise<void> {
       if (stopping) return;
       stopping = true;
       log.info({ signal }, "stopping");
+      setTimeout(() => {
+        log.error("stopping took longer than 10 s; exiting now");
+        process.exit(1);
+      }, STOP_DEADLINE_MS).unref();
       await hub.stop();
+      log.info("stopped");
       process.exit(0);
     };
     process.on("SIGINT", () => void stop("SIGINT"));

@@ -33,6 +33,11 @@ export interface Realtime {
   consoleControl(conversation: Conversation): void;
   progress(conversationId: string, progress: WidgetProgress): void;
   typing(conversationId: string, typing: boolean): void;
+  /**
+   * Closes the transports of this process's sockets (not other processes'): clients see a transport close,
+   * reconnect by themselves — to another process or to this one restarted — and recover their session.
+   */
+  dropLocalConnections(): void;
   close(): Promise<void>;
 }
 
@@ -66,9 +71,12 @@ export function createRealtime(redisUrl: string, prefix: string): Realtime {
       }),
     progress: (conversationId, progress) => void widget.to(roomOf(conversationId)).emit("progress", progress),
     typing: (conversationId, typing) => void widget.to(roomOf(conversationId)).emit("typing", { typing }),
+    dropLocalConnections() {
+      (io.engine as typeof io.engine | undefined)?.close();
+    },
     async close() {
-      io.disconnectSockets(true);
-      await new Promise<void>((resolve) => io.close(() => resolve()));
+      // io.close() acts on this process's sockets only; io.disconnectSockets() would reach every process.
+      await io.close();
       redis.disconnect();
     },
   };

@@ -15,6 +15,8 @@ export type Tx = Parameters<Parameters<PrismaClient["$transaction"]>[0]>[0];
 
 export interface Database {
   db: Db;
+  /** Callbacks and webhooks commit here: turns and widget traffic cannot take these connections. */
+  ingestDb: Db;
   kind: "postgresql" | "embedded";
   appliedMigrations: string[];
   close(): Promise<void>;
@@ -40,7 +42,16 @@ export async function openDatabase(options: {
   if (options.databaseUrl) {
     const appliedMigrations = migrate ? await migratePostgres(options.databaseUrl) : [];
     const db = new PrismaClient({ adapter: new PrismaPg({ connectionString: options.databaseUrl, max: 20 }) });
-    return { db, kind: "postgresql", appliedMigrations, close: () => db.$disconnect() };
+    const ingestDb = new PrismaClient({ adapter: new PrismaPg({ connectionString: options.databaseUrl, max: 8 }) });
+    return {
+      db,
+      ingestDb,
+      kind: "postgresql",
+      appliedMigrations,
+      close: async () => {
+        await Promise.all([db.$disconnect(), ingestDb.$disconnect()]);
+      },
+    };
   }
   const dir = path.join(options.dataDir, "pglite");
   mkdirSync(dir, { recursive: true });
@@ -50,6 +61,8 @@ export async function openDatabase(options: {
   const db = new PrismaClient({ adapter });
   return {
     db,
+    // One connection in all: PGlite serves one client at a time.
+    ingestDb: db,
     kind: "embedded",
     appliedMigrations,
     close: async () => {

@@ -3,7 +3,8 @@
 // a sweep enqueues whatever a crash or a Redis outage left behind.
 import { randomUUID } from "node:crypto";
 import type { HubContext } from "../context.js";
-import type { Tx } from "../db/client.js";
+import { errorKey } from "../log-throttle.js";
+import type { Db, Tx } from "../db/client.js";
 import type { Prisma } from "../generated/prisma/client.js";
 
 export type OutboxKind =
@@ -41,7 +42,7 @@ export const TURN_JOB = {
 const STUCK_MS = 60_000;
 
 /** Puts committed items on the outbox queue and marks them enqueued. Failure is left to the sweep. */
-export async function enqueueOutboxItems(ctx: HubContext, ids: (string | undefined)[]): Promise<void> {
+export async function enqueueOutboxItems(ctx: HubContext, ids: (string | undefined)[], db: Db = ctx.db): Promise<void> {
   const wanted = ids.filter((id): id is string => id !== undefined);
   if (wanted.length === 0) return;
   try {
@@ -51,12 +52,16 @@ export async function enqueueOutboxItems(ctx: HubContext, ids: (string | undefin
       ),
       ENQUEUE_WAIT_MS,
     );
-    await ctx.db.outboxItem.updateMany({
+    await db.outboxItem.updateMany({
       where: { id: { in: wanted }, enqueuedAt: null },
       data: { enqueuedAt: ctx.now() },
     });
   } catch (error) {
-    ctx.log.warn({ err: error, items: wanted.length }, "outbox enqueue failed; the sweep will retry");
+    ctx.warnRepeated(
+      `enqueue:${errorKey(error)}`,
+      { err: error, items: wanted.length },
+      "outbox enqueue failed; the sweep will retry",
+    );
   }
 }
 

@@ -1,5 +1,6 @@
 // A periodic safety net: whatever a crash or a Redis outage left between commit and queue is put back.
 import type { HubContext } from "../context.js";
+import { errorKey } from "../log-throttle.js";
 import { sweepWebhooks } from "../channels/meta/meta-webhooks.js";
 import { resendOwedCancelRequests } from "../jobs/cancel-requests.js";
 import { endOverdueJobs } from "../jobs/timeouts.js";
@@ -44,7 +45,7 @@ export function startSweeper(ctx: HubContext): { stop(): Promise<void> } {
   const timer = setInterval(() => {
     if (running) return; // the last sweep is still going (Redis or the database is slow): skip a tick
     running = sweepOnce(ctx)
-      .catch((error: unknown) => ctx.log.warn({ err: error }, "sweep failed"))
+      .catch((error: unknown) => ctx.warnRepeated(`sweep:${errorKey(error)}`, { err: error }, "sweep failed"))
       .finally(() => (running = undefined));
   }, ctx.config.outboxSweepMs);
   timer.unref();

@@ -3,8 +3,9 @@
 import { randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
 
-const LEASE_MS = 60_000;
-const RENEW_MS = 20_000;
+// Short and renewed while the turn runs: a crashed holder's conversations resume within LEASE_MS.
+export const LEASE_MS = 10_000;
+const RENEW_MS = 2_500;
 
 const RELEASE = `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end`;
 const RENEW = `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("pexpire", KEYS[1], ARGV[2]) else return 0 end`;

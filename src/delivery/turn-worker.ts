@@ -6,7 +6,8 @@ import type { HubContext } from "../context.js";
 import { QUEUE_NAMES } from "../queues.js";
 import { SendDeferredError } from "../channels/meta/deferred.js";
 import { runTurn } from "./turn.js";
-import { acquireTurnLease } from "./turn-lease.js";
+import { acquireTurnLease, LEASE_MS } from "./turn-lease.js";
+import { errorKey } from "../log-throttle.js";
 
 const LEASE_WAIT_MS = 150;
 const UNFINISHED = new Set(["pending"]);
@@ -64,14 +65,24 @@ export function startTurnWorker(ctx: HubContext): Worker {
     prefix: ctx.queues.prefix,
     connection: ctx.queues.workerConnection(),
     concurrency: 48,
+    // A job whose process died is taken up again within about LEASE_MS, like its conversation's lease.
+    lockDuration: LEASE_MS,
+    stalledInterval: LEASE_MS / 2,
+    maxStalledCount: 5,
     settings: {
       backoffStrategy: (attempts: number) =>
         Math.min(60_000, ctx.config.turnRetryBaseMs * 2 ** Math.max(0, attempts - 1)),
     },
   });
   worker.on("failed", (job, error) =>
-    ctx.log.warn({ err: error, job: job?.data, attempt: job?.attemptsMade }, "turn failed; will retry"),
+    ctx.warnRepeated(
+      `turn:${errorKey(error)}`,
+      { err: error, job: job?.data, attempt: job?.attemptsMade },
+      "turn failed; will retry",
+    ),
   );
-  worker.on("error", (error) => ctx.log.warn({ err: error }, "turn worker error"));
+  worker.on("error", (error) =>
+    ctx.warnRepeated(`turn-worker:${errorKey(error)}`, { err: error }, "turn worker error"),
+  );
   return worker;
 }

@@ -1,7 +1,8 @@
 // A tool backend for the demo tool, written the way the tool-backend guide says: accept with 202, do the
 // work later, post progress and the result to the callback URL with retries, honour DELETE to cancel.
 // Its timers live in this process: a restart forgets running demo jobs (their timeouts still end them).
-import { Router } from "express";
+import { createHmac, createHash, timingSafeEqual } from "node:crypto";
+import { Router, type NextFunction, type Request, type Response } from "express";
 import type { Logger } from "../logger.js";
 
 const CATALOGUE = [
@@ -22,9 +23,29 @@ async function postCallback(url: string, body: unknown): Promise<void> {
   }
 }
 
-export function demoBackend(options: { delayMs: number; log: Logger; callbackBase: () => string }): Router {
+/** The key the demo backend asks for, derived from the hub's secret (the demo tool file sends it). */
+export function demoBackendKey(secret: string): string {
+  return createHmac("sha256", secret).update("demo-backend").digest("base64url");
+}
+
+const digest = (value: string) => createHash("sha256").update(value).digest();
+
+export function demoBackend(options: {
+  delayMs: number;
+  log: Logger;
+  callbackBase: () => string;
+  key: string;
+}): Router {
   const router = Router();
   const running = new Map<string, NodeJS.Timeout[]>();
+  // Like any tool backend, it answers only the hub (its key travels in the tool file's headers).
+  router.use((req: Request, res: Response, next: NextFunction) => {
+    const given = req.get("authorization") ?? "";
+    if (!options.key || !timingSafeEqual(digest(given), digest(`Bearer ${options.key}`))) {
+      return void res.status(401).json({ error: { code: "unauthorized", message: "missing or wrong key" } });
+    }
+    next();
+  });
 
   router.post("/search", (req, res) => {
     const jobId = req.get("X-Vatio-Job-Id");

@@ -66,7 +66,7 @@ export async function handleCallback(ctx: HubContext, token: string, rawBody: un
     message?: Message;
   };
   try {
-    outcome = await ctx.db.$transaction(async (tx) => {
+    outcome = await ctx.ingestDb.$transaction(async (tx) => {
       const locked = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM "Job" WHERE id = ${jobId}::uuid FOR UPDATE`;
       const job = locked.length
         ? await tx.job.findUnique({ where: { id: jobId }, include: { conversation: { select: { control: true } } } })
@@ -148,7 +148,6 @@ export async function handleCallback(ctx: HubContext, token: string, rawBody: un
     });
   } catch (error) {
     if (error instanceof HubError) throw error;
-    ctx.log.error({ err: error, job_id: jobId }, "callback could not be committed");
     throw new UnavailableError("store", error);
   }
 
@@ -162,7 +161,7 @@ export async function handleCallback(ctx: HubContext, token: string, rawBody: un
     },
     "result" in body ? "job result received" : "job progress received",
   );
-  await enqueueOutboxItems(ctx, [outcome.itemId]);
+  await enqueueOutboxItems(ctx, [outcome.itemId], ctx.ingestDb);
   if (outcome.message) ctx.realtime.consoleMessage(outcome.message);
   if (outcome.ended) {
     await disarmTimeout(ctx, job.id);

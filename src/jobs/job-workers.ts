@@ -1,6 +1,7 @@
 // The job-lifecycle workers (timeouts, cancel requests) and the start-up re-arming from the database.
 import { Worker } from "bullmq";
 import type { HubContext } from "../context.js";
+import { errorKey } from "../log-throttle.js";
 import { QUEUE_NAMES } from "../queues.js";
 import { cancelBackoff, processCancelRequest, resendOwedCancelRequests } from "./cancel-requests.js";
 import { processTimeout, rearmTimeouts } from "./timeouts.js";
@@ -23,7 +24,9 @@ export async function startJobWorkers(ctx: HubContext): Promise<Workers> {
     settings: { backoffStrategy: cancelBackoff(ctx) },
   });
   for (const worker of [timeouts, cancels]) {
-    worker.on("error", (error) => ctx.log.warn({ err: error, queue: worker.name }, "queue worker error"));
+    worker.on("error", (error) =>
+      ctx.warnRepeated(`${worker.name}:${errorKey(error)}`, { err: error, queue: worker.name }, "queue worker error"),
+    );
   }
   // Redis may have lost delayed jobs (it keeps nothing on disk here): the database is the record.
   const armed = await rearmTimeouts(ctx);

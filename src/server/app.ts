@@ -1,10 +1,11 @@
 // The express app: routes and error mapping, nothing else.
 import { fileURLToPath } from "node:url";
 import express, { type Express } from "express";
+import helmet from "helmet";
 import type { HubContext } from "../context.js";
 import { HubError } from "../errors.js";
 import { errorHandler } from "./error-handler.js";
-import { rejectNul } from "./no-nul.js";
+import { guardJson } from "./json-guard.js";
 import { callbackRoutes } from "./routes/callbacks.js";
 import { healthRoutes } from "./routes/health.js";
 import { v1Routes } from "./routes/v1.js";
@@ -18,17 +19,42 @@ const webDir = fileURLToPath(new URL("../../web/", import.meta.url));
 export function createApp(ctx: HubContext): Express {
   const app = express();
   app.disable("x-powered-by");
-  app.set("trust proxy", true);
+  app.set("trust proxy", ctx.config.trustProxy);
+  app.use(
+    helmet({
+      contentSecurityPolicy: {
+        directives: {
+          defaultSrc: ["'self'"],
+          scriptSrc: ["'self'"],
+          styleSrc: ["'self'", "'unsafe-inline'"],
+          imgSrc: ["'self'", "data:"],
+          connectSrc: ["'self'"],
+          objectSrc: ["'none'"],
+          baseUri: ["'self'"],
+          formAction: ["'self'"],
+          // The console acts with a key it keeps in the page: no other site may frame it (clickjacking).
+          frameAncestors: ["'none'"],
+        },
+      },
+      // widget.js and widget.css are loaded by the sites that embed the widget.
+      crossOriginResourcePolicy: { policy: "cross-origin" },
+    }),
+  );
   app.use(healthRoutes(ctx));
   app.use("/callbacks", callbackRoutes(ctx));
   app.use("/webhooks/meta", metaWebhookRoutes(ctx));
-  app.use("/v1", express.json({ limit: "1mb" }), rejectNul(), consoleRoutes(ctx), v1Routes(ctx));
-  app.use("/widget", express.json({ limit: "64kb" }), rejectNul(), widgetRoutes(ctx));
+  app.use("/v1", express.json({ limit: "1mb" }), guardJson(), consoleRoutes(ctx), v1Routes(ctx));
+  app.use("/widget", express.json({ limit: "64kb" }), guardJson(), widgetRoutes(ctx));
   if (ctx.config.demo.enabled) {
     app.use(
       "/demo-backend",
       express.json(),
-      demoBackend({ delayMs: ctx.config.demo.delayMs, log: ctx.log, callbackBase: ctx.publicUrl }),
+      demoBackend({
+        delayMs: ctx.config.demo.delayMs,
+        log: ctx.log,
+        callbackBase: ctx.publicUrl,
+        key: ctx.env("DEMO_BACKEND_KEY") ?? "",
+      }),
     );
     app.get("/", (_req, res) => res.redirect("/demo"));
   }

@@ -1,7 +1,9 @@
 // Maps whatever a route threw to a JSON error: HubError as given, body-parser's errors as 4xx, the rest
 // as a plain 500 without a stack trace.
 import type { NextFunction, Request, Response } from "express";
-import { HubError } from "../errors.js";
+import { isStoreUnavailable } from "../db/store-unavailable.js";
+import { HubError, UnavailableError } from "../errors.js";
+import { errorKey, throttledLog } from "../log-throttle.js";
 import type { Logger } from "../logger.js";
 
 interface BodyParserError {
@@ -10,11 +12,27 @@ interface BodyParserError {
 }
 
 export function errorHandler(log: Logger) {
-  return (error: unknown, req: Request, res: Response, _next: NextFunction) => {
+  const logUnavailable = throttledLog(log, "warn");
+  return (thrown: unknown, req: Request, res: Response, _next: NextFunction) => {
+    let error = thrown;
+    if (!(error instanceof HubError) && isStoreUnavailable(error)) error = new UnavailableError("store", error);
+    if (error instanceof UnavailableError) {
+      logUnavailable(
+        `${error.code}:${errorKey(error.cause)}`,
+        { err: error.cause, method: req.method, route: req.route?.path },
+        "request refused: a dependency is unavailable",
+      );
+    }
     if (error instanceof HubError) {
       const body = {
-        error: { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) },
+        error: {
+          code: error.code,
+          message: error.message,
+          ...(error.details ? { details: error.details } : {}),
+          ...(error.retryAfterMs !== undefined ? { retryAfterMs: error.retryAfterMs } : {}),
+        },
       };
+      if (error.retryAfterMs !== undefined) res.set("Retry-After", String(Math.ceil(error.retryAfterMs / 1000)));
       res.status(error.status).json(body);
       return;
     }

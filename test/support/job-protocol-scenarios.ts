@@ -174,6 +174,20 @@ export function defineJobProtocolTests(database: "postgresql" | "embedded"): voi
       expect((await postCallback(url, { result: "ok", message: "done" })).status).toBe(200);
     });
 
+    it("a NUL or a lone surrogate in a result is replaced with U+FFFD: the result is kept, never refused", async () => {
+      const conversation = await hub.conversation();
+      const jobId = await startJob(conversation);
+      const answer = await postCallback(backend.job(jobId).callbackUrl, {
+        result: "ok",
+        message: "Pe\u0000dro and \ud800Ana",
+        data: { names: ["Pe\u0000dro", "\udfffAna"] },
+      });
+      expect(answer).toEqual({ status: 200, body: { ok: true } });
+      const job = (await hub.api("GET", `/v1/jobs/${jobId}`)).body.job;
+      expect(job.status).toBe("succeeded");
+      expect(job.result.message).toBe("Pe\uFFFDdro and \uFFFDAna");
+    });
+
     it("malformed callback bodies get 400 naming the field", async () => {
       const conversation = await hub.conversation();
       const jobId = await startJob(conversation);
@@ -185,8 +199,8 @@ export function defineJobProtocolTests(database: "postgresql" | "embedded"): voi
         [{ hello: "world" }, "result"],
         [[1, 2], "result"],
         [{ result: "ok", message: 5 }, "message"],
-        // PostgreSQL stores no NUL character: refused as the client's mistake, not a store outage.
-        [{ result: "ok", message: "fine", data: { names: ["Ana", "Pe\u0000dro"] } }, "data.names.1"],
+        // Nested deeper than any real result (64 levels): refused, naming where, never a stack overflow.
+        [{ result: "ok", message: "deep", data: nested(70) }, ["data", ...Array<string>(63).fill("a")].join(".")],
       ];
       for (const [body, field] of cases) {
         const answer = await postCallback(url, body);
@@ -311,4 +325,11 @@ export function defineJobProtocolTests(database: "postgresql" | "embedded"): voi
       expect(res).toEqual({ status: 200, body: { result: { message: undefined, data: { available: 4 } } } });
     });
   });
+}
+
+/** `{a: {a: … "bottom"}}`, `levels` objects deep. */
+function nested(levels: number): unknown {
+  let value: unknown = "bottom";
+  for (let i = 0; i < levels; i++) value = { a: value };
+  return value;
 }

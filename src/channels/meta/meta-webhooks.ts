@@ -8,6 +8,7 @@ import { receiveUserMessage } from "../../conversations/inbound.js";
 import { asJson } from "../../db/json.js";
 import { TURN_JOB } from "../../delivery/outbox.js";
 import type { Message } from "../../generated/prisma/client.js";
+import { errorKey } from "../../log-throttle.js";
 import { QUEUE_NAMES } from "../../queues.js";
 import { parseInstagramWebhook, type InstagramEvent } from "../instagram/instagram-webhook.js";
 import { parseWhatsAppWebhook, type WhatsAppEvent } from "../whatsapp/whatsapp-webhook.js";
@@ -22,7 +23,7 @@ const WEBHOOK_JOB = {
 } as const;
 
 export async function storeWebhook(ctx: HubContext, source: WebhookSource, body: unknown): Promise<string> {
-  const event = await ctx.db.webhookEvent.create({ data: { id: randomUUID(), source, body: asJson(body) } });
+  const event = await ctx.ingestDb.webhookEvent.create({ data: { id: randomUUID(), source, body: asJson(body) } });
   ctx.metrics.webhooks.inc({ source });
   await ctx.queues.webhooks
     .add("webhook", { eventId: event.id }, { ...WEBHOOK_JOB, jobId: event.id })
@@ -188,6 +189,8 @@ export function startWebhookWorker(ctx: HubContext): Worker {
       concurrency: 8,
     },
   );
-  worker.on("error", (error) => ctx.log.warn({ err: error }, "webhook worker error"));
+  worker.on("error", (error) =>
+    ctx.warnRepeated(`webhook-worker:${errorKey(error)}`, { err: error }, "webhook worker error"),
+  );
   return worker;
 }

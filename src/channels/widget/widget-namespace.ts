@@ -1,76 +1,132 @@
 // The `/widget` socket.io namespace: token auth, history after lastMessageId, the person's messages
 // (idempotent on clientId), read receipts. Thin: each handler calls one function.
+// Every handler takes whatever a client sends — any payload, an ack that is not a function, no ack — and
+// never throws: a visitor's socket is untrusted input, and one bad event must not reach the process.
 import { z } from "zod";
 import type { HubContext } from "../../context.js";
 import { receiveUserMessage } from "../../conversations/inbound.js";
 import { isUuid } from "../../conversations/conversations.js";
 import type { Message } from "../../generated/prisma/client.js";
 import type { WidgetNamespace } from "../../realtime.js";
+import { errorKey } from "../../log-throttle.js";
+import { clientAddressOf } from "../../server/client-address.js";
 import { roomOf, type SendAnswer } from "./events.js";
 import { widgetMessage } from "./widget-channel.js";
 import { verifyWidgetToken } from "./widget-token.js";
 
-const noNul = (value: string) => !value.includes("\u0000");
+/** Text PostgreSQL can store: no NUL, no lone UTF-16 surrogate. */
+const storable = (value: string) => !value.includes("\u0000") && value.isWellFormed();
+const STORABLE = "contains a NUL character or a lone surrogate";
 const sendSchema = z.object({
-  text: z.string().trim().min(1).max(4000).refine(noNul, "contains a NUL character"),
-  clientId: z.string().min(1).max(100).refine(noNul, "contains a NUL character"),
+  text: z.string().trim().min(1).max(4000).refine(storable, STORABLE),
+  clientId: z.string().min(1).max(100).refine(storable, STORABLE),
 });
 const readSchema = z.object({ upTo: z.uuid() });
 const HISTORY_LIMIT = 200;
 const PERSON_ROLES = ["user", "agent", "human"];
 const HIDDEN = ["held", "superseded"];
+/** Events one socket may have in progress at once; more are refused at once instead of queueing. */
+const MAX_IN_FLIGHT = 4;
 
 type WidgetSocket = Parameters<Parameters<WidgetNamespace["on"]>[1]>[0];
+type Reply = (answer: unknown) => void;
+
+/** The client's ack if it sent a function; otherwise nothing. An ack that throws is the client's problem. */
+function replyOf(ack: unknown): Reply {
+  if (typeof ack !== "function") return () => {};
+  return (answer) => {
+    try {
+      (ack as Reply)(answer);
+    } catch {
+      // socket.io's own ack functions do not throw; anything else is not ours to crash on
+    }
+  };
+}
 
 function invalid(error: z.ZodError): SendAnswer {
-  const fields = error.issues.map((issue) => issue.path.join(".")).join(", ");
+  const fields = error.issues.map((issue) => issue.path.join(".") || "(payload)").join(", ");
   return { error: { code: "invalid_request", message: `invalid ${fields}` } };
 }
 
+const rateLimited = (retryAfterMs: number) => ({
+  error: { code: "rate_limited", message: "too many messages; try again later", retryAfterMs },
+});
+
 export function attachWidgetNamespace(ctx: HubContext): void {
   const widget = ctx.realtime.widget;
+  const addressOf = clientAddressOf(ctx.config.trustProxy);
   widget.use((socket, next) => {
-    const conversationId = verifyWidgetToken(
-      ctx.config.secrets.callbackSecret,
-      (socket.handshake.auth as { token?: unknown }).token,
-    );
+    const auth = (socket.handshake.auth ?? {}) as { token?: unknown };
+    const conversationId = verifyWidgetToken(ctx.config.secrets.callbackSecret, auth.token);
     if (!conversationId) return next(new Error("unauthorized"));
-    socket.data.conversationId = conversationId;
-    next();
+    void (async () => {
+      const verdict = await ctx.limits.connection(addressOf(socket.request));
+      if (!verdict.ok) return next(refusal("rate_limited", verdict.retryAfterMs));
+      const release = ctx.limits.openSocket(conversationId);
+      if (!release) return next(refusal("too_many_connections"));
+      socket.once("disconnect", release);
+      socket.data.conversationId = conversationId;
+      next();
+    })().catch((error: unknown) => {
+      ctx.warnRepeated(`widget-connect:${errorKey(error)}`, { err: error }, "widget connection refused");
+      next(refusal("unavailable"));
+    });
   });
 
   widget.on("connection", (socket) => {
     const { conversationId } = socket.data;
+    let inFlight = 0;
+    /** Runs one event's work with a bound on how many a socket may have going; never rejects. */
+    const handle = (ack: unknown, work: (reply: Reply) => Promise<void>) => {
+      const reply = replyOf(ack);
+      if (inFlight >= MAX_IN_FLIGHT) return reply(rateLimited(1000));
+      inFlight += 1;
+      work(reply)
+        .catch((error: unknown) => {
+          ctx.warnRepeated(
+            `widget-event:${errorKey(error)}`,
+            { err: error, conversation_id: conversationId },
+            "widget event failed",
+          );
+          reply({ error: { code: "unavailable", message: "try again" } });
+        })
+        .finally(() => (inFlight -= 1));
+    };
+
     // Handlers first: a client may send the moment it is connected, before its history is out.
-    socket.on("send", async (payload, ack) => {
-      const parsed = sendSchema.safeParse(payload);
-      if (!parsed.success) return void ack?.(invalid(parsed.error));
-      try {
+    socket.on("send", (payload: unknown, ack: unknown) =>
+      handle(ack, async (reply) => {
+        const parsed = sendSchema.safeParse(payload);
+        if (!parsed.success) return reply(invalid(parsed.error));
+        const verdict = await ctx.limits.message(conversationId);
+        if (!verdict.ok) return reply(rateLimited(verdict.retryAfterMs));
         const { message, created } = await receiveUserMessage(ctx, { conversationId, ...parsed.data });
-        ack?.({ id: message.id });
+        reply({ id: message.id });
         // The person's other tabs and devices see it too.
         if (created) socket.to(roomOf(conversationId)).emit("message", widgetMessage(message), () => {});
-      } catch (error) {
-        ctx.log.error({ err: error, conversation_id: conversationId }, "widget message not stored");
-        ack?.({ error: { code: "unavailable", message: "try again" } });
-      }
-    });
+      }),
+    );
 
-    socket.on("read", async (payload, ack) => {
-      const parsed = readSchema.safeParse(payload);
-      if (!parsed.success) return void ack?.({ ok: false });
-      try {
-        ack?.({ ok: await markRead(ctx, conversationId, parsed.data.upTo) });
-      } catch (error) {
-        ctx.log.warn({ err: error, conversation_id: conversationId }, "read receipt not recorded");
-        ack?.({ ok: false });
-      }
-    });
+    socket.on("read", (payload: unknown, ack: unknown) =>
+      handle(ack, async (reply) => {
+        const parsed = readSchema.safeParse(payload);
+        reply({ ok: parsed.success && (await markRead(ctx, conversationId, parsed.data.upTo)) });
+      }),
+    );
 
     void sendHistory(ctx, socket).catch((error: unknown) =>
-      ctx.log.warn({ err: error, conversation_id: conversationId }, "widget history not sent"),
+      ctx.warnRepeated(
+        `widget-history:${errorKey(error)}`,
+        { err: error, conversation_id: conversationId },
+        "widget history not sent",
+      ),
     );
   });
+}
+
+/** A refused connection; the client sees `connect_error` with this message and `data`. */
+function refusal(code: string, retryAfterMs?: number): Error {
+  return Object.assign(new Error(code), { data: retryAfterMs === undefined ? { code } : { code, retryAfterMs } });
 }
 
 async function markRead(ctx: HubContext, conversationId: string, upToId: string): Promise<boolean> {
@@ -105,15 +161,15 @@ async function visibleHistory(ctx: HubContext, conversationId: string, after: un
   return newest.reverse();
 }
 
+/**
+ * Sent on every connection, recovered ones included: connection-state recovery replays only events sent
+ * without an ack, so a message pushed while the transport was down would otherwise never arrive.
+ */
 async function sendHistory(ctx: HubContext, socket: WidgetSocket): Promise<void> {
   const { conversationId } = socket.data;
   await socket.join(roomOf(conversationId));
-  if (socket.recovered) return; // the missed packets were replayed by connection-state recovery
-  const messages = await visibleHistory(
-    ctx,
-    conversationId,
-    (socket.handshake.auth as { lastMessageId?: unknown }).lastMessageId,
-  );
+  const auth = (socket.handshake.auth ?? {}) as { lastMessageId?: unknown };
+  const messages = await visibleHistory(ctx, conversationId, auth.lastMessageId);
   socket.emit("history", { messages: messages.map(widgetMessage) });
   // The history reached a live client: what was stored for it is now delivered.
   const stored = messages

@@ -3,7 +3,7 @@ import express, { Router } from "express";
 import type { HubContext } from "../../context.js";
 import { HubError } from "../../errors.js";
 import { handleCallback } from "../../jobs/callbacks.js";
-import { rejectNul } from "../no-nul.js";
+import { repairBody } from "../json-guard.js";
 
 export const CALLBACK_BODY_LIMIT = "1mb";
 
@@ -12,7 +12,7 @@ export function callbackRoutes(ctx: HubContext): Router {
   router.post(
     "/:token",
     express.json({ limit: CALLBACK_BODY_LIMIT, type: () => true }),
-    rejectNul("invalid_body"),
+    repairBody("invalid_body"),
     async (req, res) => {
       try {
         const answer = await handleCallback(ctx, req.params.token as string, req.body);

@@ -4,7 +4,7 @@ import { storeWebhook } from "../../channels/meta/meta-webhooks.js";
 import { verifyMetaSignature } from "../../channels/meta/webhook-signature.js";
 import type { HubContext } from "../../context.js";
 import { HubError, UnavailableError } from "../../errors.js";
-import { stripNul } from "../no-nul.js";
+import { repairOrRefuse } from "../json-guard.js";
 
 const SOURCES: Record<string, "whatsapp" | "instagram"> = {
   whatsapp_business_account: "whatsapp",
@@ -32,13 +32,15 @@ export function metaWebhookRoutes(ctx: HubContext): Router {
     if (!verifyMetaSignature(appSecret, raw, req.get("x-hub-signature-256"))) {
       throw new HubError(401, "invalid_signature", "X-Hub-Signature-256 does not match the body");
     }
-    let body: { object?: unknown };
+    let parsed: unknown;
     try {
-      body = stripNul(JSON.parse(raw.toString("utf8"))) as { object?: unknown };
-      if (!body || typeof body !== "object") throw new Error("not an object");
+      parsed = JSON.parse(raw.toString("utf8"));
+      if (!parsed || typeof parsed !== "object") throw new Error("not an object");
     } catch {
       throw new HubError(400, "invalid_body", "the body is not JSON", [{ field: "(body)", message: "not valid JSON" }]);
     }
+    // Signed by Meta: a stray character is repaired, never a reason to refuse (Meta would retry for days).
+    const body = repairOrRefuse(parsed) as { object?: unknown };
     const source = SOURCES[String(body.object)];
     if (!source)
       throw new HubError(400, "invalid_body", "unknown webhook object", [

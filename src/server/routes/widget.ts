@@ -1,11 +1,12 @@
 // Widget sessions: a visitor gets (or gets back) their conversation and a token for the socket.
-import { randomBytes } from "node:crypto";
 import { Router } from "express";
 import { z } from "zod";
+import { acceptableVisitorId, issueVisitorId } from "../../channels/widget/visitor-id.js";
 import { createWidgetToken } from "../../channels/widget/widget-token.js";
 import type { HubContext } from "../../context.js";
 import { findOrCreateConversation } from "../../conversations/conversations.js";
 import { WIDGET_CHANNELS } from "../../conversations/window.js";
+import { HubError, rateLimited } from "../../errors.js";
 import { parseInput } from "../validate.js";
 
 export const WIDGET_ACCOUNT = "widget";
@@ -35,7 +36,15 @@ export function widgetRoutes(ctx: HubContext): Router {
   });
   router.post("/sessions", async (req, res) => {
     const body = parseInput(sessionBody, req.body);
-    const visitorId = body.visitorId ?? randomBytes(18).toString("base64url");
+    const secret = ctx.config.secrets.callbackSecret;
+    if (body.visitorId && !acceptableVisitorId(secret, body.visitorId)) {
+      throw new HubError(400, "invalid_request", "invalid visitorId", [
+        { field: "visitorId", message: "too easy to guess: omit it and keep the one the hub issues" },
+      ]);
+    }
+    const verdict = await ctx.limits.session(req.ip ?? "");
+    if (!verdict.ok) throw rateLimited(verdict.retryAfterMs);
+    const visitorId = body.visitorId ?? issueVisitorId(secret);
     const { conversation, created } = await findOrCreateConversation(ctx.db, {
       channel: body.channel,
       // Apart from conversations the agent runtime creates: a visitor id can never open one of those.
@@ -46,7 +55,7 @@ export function widgetRoutes(ctx: HubContext): Router {
     res.status(created ? 201 : 200).json({
       conversationId: conversation.id,
       visitorId,
-      token: createWidgetToken(ctx.config.secrets.callbackSecret, conversation.id, visitorId),
+      token: createWidgetToken(secret, conversation.id, visitorId),
     });
   });
   return router;
