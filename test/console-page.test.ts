@@ -1,12 +1,15 @@
 // The support console in a real browser (headless Chromium), next to a visitor on the demo page: a human
 // takes the conversation over, the demo search's late result is held (shown in the console, never sent to
-// the visitor), the human replies, hands back, and the visitor then gets the result exactly once.
+// the visitor), the human replies, hands back, and the visitor then gets the result exactly once; a reply
+// typed in the reply box goes out on Enter (Shift+Enter is a new line) and with the Send button.
+import { randomUUID } from "node:crypto";
 import path from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ARTIFACTS, launchChromium, startDemoHub } from "./support/browser.js";
 import { eventually } from "./support/services.js";
 import { CONSOLE_API_KEY, TestHub } from "./support/test-hub.js";
+import { openSession, WidgetClient } from "./support/widget-client.js";
 
 const RESULT = "I found 2 matches";
 const REPLY = "Hi, this is Support. I'm looking at your search myself; one moment.";
@@ -143,6 +146,73 @@ describe("the support console", () => {
 
     await consolePage.screenshot({ path: path.join(ARTIFACTS, "console-after-handback.png") });
     await visitor.screenshot({ path: path.join(ARTIFACTS, "visitor-after-handback.png") });
+  });
+
+  it("sends the human's typed reply on Enter and with the Send button, to the timeline and to the person", async () => {
+    const session = await openSession(hub.url);
+    const person = await WidgetClient.connect(hub.url, { token: session.token });
+    try {
+      expect(await person.send("Hello, is anyone there?", randomUUID())).toHaveProperty("id");
+      await eventually(() => person.agentMessages().length > 0, "the agent's answer");
+
+      const page = await newPage();
+      const errors: string[] = [];
+      page.on("pageerror", (error) => errors.push(`${error.name}: ${error.message}`));
+      await openConsole(page);
+      await page.locator('#console-connection[data-state="online"]').waitFor(WAIT);
+      const item = page.locator(`#conversation-list .conversation[data-id="${session.conversationId}"]`);
+      await item.click(WAIT);
+      await page.locator('#timeline .entry[data-role="user"]', { hasText: "Hello, is anyone there?" }).waitFor(WAIT);
+      expect(await page.locator("#reply-input").isDisabled()).toBe(true);
+
+      // Taking over puts the cursor in the reply box.
+      await page.click("#takeover");
+      await page.locator('#control-state[data-control="mine"]').waitFor(WAIT);
+      await expect.poll(() => page.evaluate(() => document.activeElement?.id), WAIT).toBe("reply-input");
+
+      // Shift+Enter is a new line; Enter sends.
+      await page.keyboard.type("Hi, this is Support.");
+      await page.keyboard.press("Shift+Enter");
+      await page.keyboard.type("How can I help?");
+      expect(await page.inputValue("#reply-input")).toBe("Hi, this is Support.\nHow can I help?");
+      expect(await hub.db.message.count({ where: { conversationId: session.conversationId, role: "human" } })).toBe(0);
+      await page.keyboard.press("Enter");
+      const first = page.locator('#timeline .entry[data-role="human"]', { hasText: "How can I help?" });
+      await first.waitFor(WAIT);
+      expect(await first.locator(".entry-text").innerText()).toBe("Hi, this is Support.\nHow can I help?");
+      expect(await page.inputValue("#reply-input")).toBe("");
+      const reached = await eventually(
+        () => person.messages.find((message) => message.role === "human"),
+        "the human reply at the person's widget",
+      );
+      expect(reached.text).toBe("Hi, this is Support.\nHow can I help?");
+
+      // The Send button.
+      await page.locator("#reply-input").pressSequentially("Your search is on its way.");
+      await page.click("#reply-send");
+      await page
+        .locator('#timeline .entry[data-role="human"]', { hasText: "Your search is on its way." })
+        .waitFor(WAIT);
+      await eventually(
+        () =>
+          person.messages.some((message) => message.role === "human" && message.text === "Your search is on its way."),
+        "the second reply at the person's widget",
+      );
+      expect(await page.inputValue("#reply-input")).toBe("");
+      const stored = await hub.db.message.findMany({
+        where: { conversationId: session.conversationId, role: "human" },
+        orderBy: { createdAt: "asc" },
+      });
+      expect(stored.map((message) => message.text)).toEqual([
+        "Hi, this is Support.\nHow can I help?",
+        "Your search is on its way.",
+      ]);
+      expect(person.messages.filter((message) => message.role === "human")).toHaveLength(2);
+      expect(errors).toEqual([]);
+      await page.screenshot({ path: path.join(ARTIFACTS, "console-typed-replies.png") });
+    } finally {
+      person.close();
+    }
   });
 
   it("shows a refused key, and another human's hold, in the status line", async () => {

@@ -122,8 +122,8 @@
       "aria-label": "Message",
       maxlength: "4000",
     });
-    const send = el("button", { id: "cdh-send", type: "submit", text: "Send" });
-    const form = el("form", { class: "cdh-composer" }, [input, send]);
+    const sendButton = el("button", { id: "cdh-send", type: "submit", text: "Send" });
+    const form = el("form", { class: "cdh-composer" }, [input, sendButton]);
     const panel = el("section", { id: "cdh-panel", class: "cdh-panel", "aria-label": title, hidden: "" }, [
       el("header", { class: "cdh-header" }, [
         el("div", {}, [el("div", { class: "cdh-title", text: title }), status]),
@@ -150,7 +150,7 @@
         form.requestSubmit();
       }
     });
-    return { root, launcher, panel, status, messages, progressLine, typing, input, send };
+    return { root, launcher, panel, status, messages, progressLine, typing, input, sendButton };
   }
 
   function mount() {

@@ -39,7 +39,7 @@ export async function handBack(ctx: HubContext, conversationId: string): Promise
     await tx.$queryRaw`SELECT id FROM "Conversation" WHERE id = ${id}::uuid FOR UPDATE`;
     const current = await tx.conversation.findUniqueOrThrow({ where: { id } });
     if (current.control !== "human") throw new HubError(409, "not_taken", "the agent already has this conversation");
-    const conversation = await tx.conversation.update({
+    const released = await tx.conversation.update({
       where: { id },
       data: { control: "agent", humanAgent: Prisma.DbNull },
     });
@@ -62,13 +62,13 @@ export async function handBack(ctx: HubContext, conversationId: string): Promise
       where: { conversationId: id, status: "held", role: { in: ["agent", "human"] } },
       data: { status: "pending" },
     });
-    const itemId = await recordOutboxItem(tx, {
+    const handbackItemId = await recordOutboxItem(tx, {
       conversationId: id,
       key: `handback:${randomUUID()}`,
       kind: "handback",
       payload: { by: (current.humanAgent as HumanAgent | null)?.id ?? null },
     });
-    return { conversation, itemId };
+    return { conversation: released, itemId: handbackItemId };
   });
   await enqueueOutboxItems(ctx, [itemId]);
   ctx.realtime.consoleControl(conversation);

@@ -13,15 +13,15 @@ export async function postDirectMessage(
   data?: NewMessage["data"],
 ): Promise<Message> {
   const { message, itemId } = await ctx.db.$transaction(async (tx) => {
-    const message = await addMessage(tx, { conversationId: conversation.id, role, text, status: "pending", data });
-    const itemId = await recordOutboxItem(tx, {
+    const stored = await addMessage(tx, { conversationId: conversation.id, role, text, status: "pending", data });
+    const outboxItemId = await recordOutboxItem(tx, {
       conversationId: conversation.id,
-      key: `${role}:${message.id}`,
+      key: `${role}:${stored.id}`,
       kind: role === "agent" ? "agent_message" : "human_message",
-      messageId: message.id,
+      messageId: stored.id,
       payload: { text },
     });
-    return { message, itemId };
+    return { message: stored, itemId: outboxItemId };
   });
   await enqueueOutboxItems(ctx, [itemId]);
   ctx.realtime.consoleMessage(message);
