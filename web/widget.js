@@ -41,8 +41,8 @@
     }
   }
 
-  /** { visitorId, conversationId?, token? } */
-  let session = load("session", null) || { visitorId: randomId() };
+  /** { visitorId?, conversationId?, token? }: the hub issues the visitor id on the first session. */
+  let session = load("session", null) || {};
   /** { id, createdAt } of the newest message the hub sent us: history resumes after it. */
   let cursor = load("cursor", null);
 
@@ -308,11 +308,11 @@
     const res = await fetch(`${hub}/widget/sessions`, {
       method: "POST",
       headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ channel: "web", visitorId: session.visitorId }),
+      body: JSON.stringify(session.visitorId ? { channel: "web", visitorId: session.visitorId } : { channel: "web" }),
     });
     if (res.status === 400) {
       // A visitor id the hub does not accept (corrupted storage): start over as a new visitor.
-      session = { visitorId: randomId() };
+      session = {};
       throw new Error("visitor id refused");
     }
     if (!res.ok) throw new Error(`session request failed: ${res.status}`);
@@ -400,7 +400,9 @@
         session = { visitorId: session.visitorId, conversationId: session.conversationId };
         ensureSession().then(() => setTimeout(() => socket.connect(), 500 + Math.random() * 1000));
       } else {
-        setTimeout(() => socket.connect(), 2000 + Math.random() * 3000);
+        // Refused for now (rate_limited, too_many_connections, unavailable): try again, when told if told.
+        const wait = error && error.data && error.data.retryAfterMs;
+        setTimeout(() => socket.connect(), (wait || 2000) + Math.random() * 3000);
       }
     });
   }
@@ -444,8 +446,10 @@
         waiters.delete(entry.clientId);
         return;
       }
+      // Not stored yet (the hub was busy, or asked us to slow down): the same clientId goes again later.
+      const wait = answer && answer.error && answer.error.retryAfterMs;
       clearTimeout(retryTimer);
-      retryTimer = setTimeout(flushOutbox, SEND_RETRY_MS);
+      retryTimer = setTimeout(flushOutbox, wait || SEND_RETRY_MS);
     });
   }
 
@@ -522,13 +526,6 @@
 
   function randomBytes(n) {
     return crypto.getRandomValues(new Uint8Array(n));
-  }
-
-  /** 32 characters of [A-Za-z0-9_-]: an unguessable visitor id. */
-  function randomId() {
-    return btoa(String.fromCharCode(...randomBytes(24)))
-      .replace(/\+/g, "-")
-      .replace(/\//g, "_");
   }
 
   // crypto.randomUUID exists only in secure contexts (https, localhost).

@@ -2,6 +2,8 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { clearRedisPrefix } from "./services.js";
+import { apiCall, testHubEnv, type TestHubOptions } from "./test-hub.js";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 export const tsxBin = path.join(root, "node_modules/.bin/tsx");
@@ -38,6 +40,34 @@ export function spawnHub(env: Record<string, string | undefined>, cwd = root): H
     async stop() {
       if (child.exitCode === null) child.kill("SIGTERM");
       return exited;
+    },
+  };
+}
+
+/** A hub process of its own on a fresh database and queue prefix: a crash shows as its exit. */
+export interface SpawnedHub extends HubProcess {
+  url: string;
+  env: Record<string, string>;
+  api(method: string, route: string, body?: unknown, key?: string): Promise<{ status: number; body: any }>;
+  /** Stops it (if running) and removes its database and Redis keys. */
+  dispose(): Promise<void>;
+}
+
+export async function startHubProcess(options: TestHubOptions = {}): Promise<SpawnedHub> {
+  const { env, dropDatabase } = await testHubEnv(options);
+  const { PATH, HOME } = process.env;
+  const hub = spawnHub({ ...env, LOG_LEVEL: env.LOG_LEVEL ?? "warn", PATH, HOME });
+  await hub.waitFor("chat-delivery-hub is running");
+  const url = env.PUBLIC_URL!;
+  return {
+    ...hub,
+    url,
+    env,
+    api: (method, route, body, key) => apiCall(url, method, route, body, key),
+    async dispose() {
+      await hub.stop();
+      await clearRedisPrefix(env.QUEUE_PREFIX!);
+      await dropDatabase?.();
     },
   };
 }

@@ -11,6 +11,70 @@ import { clearRedisPrefix, createDatabase, freePort, queuePrefix, REDIS_URL } fr
 export const HUB_API_KEY = "hub-key-for-tests";
 export const CONSOLE_API_KEY = "console-key-for-tests";
 
+/** One request to a hub's JSON API with a Bearer key; the answer's status and parsed body. */
+export async function apiCall(
+  url: string,
+  method: string,
+  route: string,
+  body?: unknown,
+  key = HUB_API_KEY,
+): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${url}${route}`, {
+    method,
+    headers: {
+      Authorization: `Bearer ${key}`,
+      ...(body === undefined ? {} : { "Content-Type": "application/json" }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined };
+}
+
+/** The environment a test hub runs with (database, Redis prefix, port, keys, tools folder). */
+export async function testHubEnv(
+  options: TestHubOptions = {},
+): Promise<{ env: Record<string, string>; dropDatabase: (() => Promise<void>) | undefined }> {
+  const dir = mkdtempSync(path.join(tmpdir(), "hub-test-"));
+  const toolsDir = path.join(dir, "tools");
+  mkdirSync(toolsDir);
+  for (const [name, yaml] of Object.entries(options.tools ?? {}))
+    writeFileSync(path.join(toolsDir, `${name}.yml`), yaml);
+  let databaseUrl = "";
+  let dropDatabase: (() => Promise<void>) | undefined;
+  if ((options.database ?? "postgresql") === "postgresql") {
+    const database = await createDatabase();
+    databaseUrl = database.url;
+    dropDatabase = database.drop;
+  }
+  const port = await freePort();
+  const env = {
+    HOST: "127.0.0.1",
+    PORT: String(port),
+    PUBLIC_URL: `http://127.0.0.1:${port}`,
+    DATA_DIR: path.join(dir, "data"),
+    DATABASE_URL: databaseUrl,
+    REDIS_URL,
+    QUEUE_PREFIX: queuePrefix(),
+    TOOLS_DIR: toolsDir,
+    LOG_LEVEL: "info",
+    HUB_API_KEY,
+    CONSOLE_API_KEY,
+    CALLBACK_SECRET: "callback-secret-for-tests",
+    TOOL_START_TIMEOUT_MS: "1500",
+    CANCEL_RETRY_BASE_MS: "100",
+    CANCEL_RETRY_MAX_MS: "400",
+    OUTBOX_SWEEP_MS: "300",
+    // Tests open many sessions and sockets from one address; the limits have tests of their own.
+    WIDGET_SESSIONS_PER_MINUTE: "0",
+    WIDGET_CONNECTIONS_PER_MINUTE: "0",
+    WIDGET_SOCKETS_PER_CONVERSATION: "0",
+    WIDGET_MESSAGES_PER_MINUTE: "0",
+    ...options.env,
+  };
+  return { env, dropDatabase };
+}
+
 export interface TestHubOptions {
   database?: "postgresql" | "embedded";
   /** YAML text per tool name. */
@@ -33,37 +97,9 @@ export class TestHub {
   }
 
   private async init(options: TestHubOptions): Promise<void> {
-    const dir = mkdtempSync(path.join(tmpdir(), "hub-test-"));
-    const toolsDir = path.join(dir, "tools");
-    mkdirSync(toolsDir);
-    for (const [name, yaml] of Object.entries(options.tools ?? {}))
-      writeFileSync(path.join(toolsDir, `${name}.yml`), yaml);
-    let databaseUrl = "";
-    if ((options.database ?? "postgresql") === "postgresql") {
-      const database = await createDatabase();
-      databaseUrl = database.url;
-      this.dropDatabase = database.drop;
-    }
-    const port = await freePort();
-    this.env = {
-      HOST: "127.0.0.1",
-      PORT: String(port),
-      PUBLIC_URL: `http://127.0.0.1:${port}`,
-      DATA_DIR: path.join(dir, "data"),
-      DATABASE_URL: databaseUrl,
-      REDIS_URL,
-      QUEUE_PREFIX: queuePrefix(),
-      TOOLS_DIR: toolsDir,
-      LOG_LEVEL: "info",
-      HUB_API_KEY,
-      CONSOLE_API_KEY,
-      CALLBACK_SECRET: "callback-secret-for-tests",
-      TOOL_START_TIMEOUT_MS: "1500",
-      CANCEL_RETRY_BASE_MS: "100",
-      CANCEL_RETRY_MAX_MS: "400",
-      OUTBOX_SWEEP_MS: "300",
-      ...options.env,
-    };
+    const { env, dropDatabase } = await testHubEnv(options);
+    this.env = env;
+    this.dropDatabase = dropDatabase;
     await this.boot();
   }
 
@@ -102,17 +138,8 @@ export class TestHub {
     await this.boot();
   }
 
-  async api(method: string, route: string, body?: unknown, key = HUB_API_KEY): Promise<{ status: number; body: any }> {
-    const res = await fetch(`${this.url}${route}`, {
-      method,
-      headers: {
-        Authorization: `Bearer ${key}`,
-        ...(body === undefined ? {} : { "Content-Type": "application/json" }),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    return { status: res.status, body: text ? JSON.parse(text) : undefined };
+  api(method: string, route: string, body?: unknown, key = HUB_API_KEY): Promise<{ status: number; body: any }> {
+    return apiCall(this.url, method, route, body, key);
   }
 
   async conversation(channel = "web", contact = `visitor-${Math.random().toString(36).slice(2)}`): Promise<string> {
