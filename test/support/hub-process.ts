@@ -6,8 +6,12 @@ import { clearRedisPrefix } from "./services.js";
 import { apiCall, testHubEnv, type TestHubOptions } from "./test-hub.js";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
-export const tsxBin = path.join(root, "node_modules/.bin/tsx");
 export const mainScript = path.join(root, "src/main.ts");
+/**
+ * Node itself with tsx's loader, not the `tsx` command: that one forks the real process, so a signal
+ * (SIGKILL above all) would reach only its wrapper and leave the hub running.
+ */
+export const nodeWithTsx = [process.execPath, "--import", "tsx"] as const;
 
 export interface HubProcess {
   child: ChildProcess;
@@ -19,7 +23,12 @@ export interface HubProcess {
 
 export function spawnHub(env: Record<string, string | undefined>, cwd = root): HubProcess {
   const { PATH, HOME } = process.env;
-  const child = spawn(tsxBin, [mainScript], { cwd, env: { PATH, HOME, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const [node, ...loader] = nodeWithTsx;
+  const child = spawn(node, [...loader, mainScript], {
+    cwd,
+    env: { PATH, HOME, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let stdout = "";
   let stderr = "";
   child.stdout!.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
@@ -55,8 +64,7 @@ export interface SpawnedHub extends HubProcess {
 
 export async function startHubProcess(options: TestHubOptions = {}): Promise<SpawnedHub> {
   const { env, dropDatabase } = await testHubEnv(options);
-  const { PATH, HOME } = process.env;
-  const hub = spawnHub({ ...env, LOG_LEVEL: env.LOG_LEVEL ?? "warn", PATH, HOME });
+  const hub = spawnHub(env);
   await hub.waitFor("chat-delivery-hub is running");
   const url = env.PUBLIC_URL!;
   return {
