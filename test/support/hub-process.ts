@@ -11,7 +11,7 @@ export const mainScript = path.join(root, "src/main.ts");
  * Node itself with tsx's loader, not the `tsx` command: that one forks the real process, so a signal
  * (SIGKILL above all) would reach only its wrapper and leave the hub running.
  */
-export const nodeWithTsx = [process.execPath, "--import", "tsx"] as const;
+export const nodeWithTsx = [process.execPath, "--import", import.meta.resolve("tsx")] as const;
 
 export interface HubProcess {
   child: ChildProcess;

@@ -25,8 +25,11 @@ const readSchema = z.object({ upTo: z.uuid() });
 const HISTORY_LIMIT = 200;
 const PERSON_ROLES = ["user", "agent", "human"];
 const HIDDEN = ["held", "superseded"];
-/** Events one socket may have in progress at once; more are refused at once instead of queueing. */
-const MAX_IN_FLIGHT = 4;
+/**
+ * A socket's events are handled one at a time, in the order sent (a person's messages keep their order,
+ * and one visitor holds at most one database connection); this many may wait, more are refused at once.
+ */
+const MAX_QUEUED = 50;
 
 type WidgetSocket = Parameters<Parameters<WidgetNamespace["on"]>[1]>[0];
 type Reply = (answer: unknown) => void;
@@ -75,13 +78,15 @@ export function attachWidgetNamespace(ctx: HubContext): void {
 
   widget.on("connection", (socket) => {
     const { conversationId } = socket.data;
-    let inFlight = 0;
-    /** Runs one event's work with a bound on how many a socket may have going; never rejects. */
+    let queued = 0;
+    let tail: Promise<void> = Promise.resolve();
+    /** Queues one event's work behind the socket's earlier events; never rejects. */
     const handle = (ack: unknown, work: (reply: Reply) => Promise<void>) => {
       const reply = replyOf(ack);
-      if (inFlight >= MAX_IN_FLIGHT) return reply(rateLimited(1000));
-      inFlight += 1;
-      work(reply)
+      if (queued >= MAX_QUEUED) return reply(rateLimited(1000));
+      queued += 1;
+      tail = tail
+        .then(() => work(reply))
         .catch((error: unknown) => {
           ctx.warnRepeated(
             `widget-event:${errorKey(error)}`,
@@ -90,7 +95,7 @@ export function attachWidgetNamespace(ctx: HubContext): void {
           );
           reply({ error: { code: "unavailable", message: "try again" } });
         })
-        .finally(() => (inFlight -= 1));
+        .finally(() => (queued -= 1));
     };
 
     // Handlers first: a client may send the moment it is connected, before its history is out.
