@@ -6,7 +6,7 @@ import { Writable } from "node:stream";
 import { loadConfig, type Config } from "../../src/config.js";
 import { startHub, type Hub } from "../../src/hub.js";
 import { createLogger } from "../../src/logger.js";
-import { clearRedisPrefix, createDatabase, freePort, queuePrefix, REDIS_URL } from "./services.js";
+import { clearRedisPrefix, createDatabase, eventually, freePort, queuePrefix, REDIS_URL } from "./services.js";
 
 export const HUB_API_KEY = "hub-key-for-tests";
 export const CONSOLE_API_KEY = "console-key-for-tests";
@@ -64,7 +64,9 @@ export async function testHubEnv(
     TOOL_START_TIMEOUT_MS: "1500",
     CANCEL_RETRY_BASE_MS: "100",
     CANCEL_RETRY_MAX_MS: "400",
-    OUTBOX_SWEEP_MS: "300",
+    // The sweep only repairs what a crash or an outage left behind; end-to-end tests must pass without it
+    // (it has tests of its own), so it is far away unless a test asks for it.
+    OUTBOX_SWEEP_MS: "600000",
     // Tests open many sessions and sockets from one address; the limits have tests of their own.
     WIDGET_SESSIONS_PER_MINUTE: "0",
     WIDGET_CONNECTIONS_PER_MINUTE: "0",
@@ -145,6 +147,32 @@ export class TestHub {
   async conversation(channel = "web", contact = `visitor-${Math.random().toString(36).slice(2)}`): Promise<string> {
     const res = await this.api("POST", "/v1/conversations", { channel, contact });
     return res.body.conversation.id as string;
+  }
+
+  /**
+   * Waits until the hub has nothing left to do: no pending input or outgoing message, no unprocessed
+   * webhook, no turn or webhook job waiting, running or delayed. Count deliveries after this, not after a
+   * fixed pause: retries come later than any pause a test would pick.
+   */
+  async settled(timeoutMs = 20_000): Promise<void> {
+    const { outbox, webhooks } = this.ctx.queues;
+    await eventually(
+      async () => {
+        const [items, messages, events] = await Promise.all([
+          this.db.outboxItem.count({ where: { state: "pending" } }),
+          this.db.message.count({ where: { status: "pending", role: { in: ["agent", "human"] } } }),
+          this.db.webhookEvent.count({ where: { processedAt: null } }),
+        ]);
+        if (items + messages + events > 0) return false;
+        for (const queue of [outbox, webhooks]) {
+          const counts = await queue.getJobCounts("waiting", "active", "delayed", "prioritized", "waiting-children");
+          if (Object.values(counts).some((count) => count > 0)) return false;
+        }
+        return true;
+      },
+      "the hub to settle",
+      timeoutMs,
+    );
   }
 
   async stop(): Promise<void> {

@@ -22,6 +22,10 @@ export type StartMode =
   | { kind: "hang" };
 
 export class ToolBackend {
+  /** Every backend started in this test file; test/support/setup.ts checks their callbacks' answers. */
+  static readonly started = new Set<ToolBackend>();
+  /** Every answer the hub gave this backend's callbacks, retried ones included. */
+  readonly answers: { jobId: string; status: number }[] = [];
   readonly jobs: ReceivedJob[] = [];
   readonly starts: { path: string; body: Record<string, unknown>; headers: Record<string, string | undefined> }[] = [];
   readonly cancels: { jobId: string; status: number }[] = [];
@@ -32,6 +36,7 @@ export class ToolBackend {
   url = "";
 
   async start(): Promise<this> {
+    ToolBackend.started.add(this);
     const app = express();
     app.use(express.json());
     const requireToolKey = (req: Request, res: Response, next: NextFunction) => {
@@ -74,10 +79,18 @@ export class ToolBackend {
 
   /** Posts to a job's callback URL the way the guide's worker does: at least once, retried on 5xx/429. */
   async post(jobId: string, body: unknown): Promise<{ status: number; body: unknown }> {
-    return postCallback(this.job(jobId).callbackUrl, body);
+    return postCallback(this.job(jobId).callbackUrl, body, false, (status) => this.answers.push({ jobId, status }));
+  }
+
+  /** The 5xx and 429 answers since the last call: retries hide them from the test, this does not. */
+  takeServerErrors(): { jobId: string; status: number }[] {
+    const errors = this.answers.filter((answer) => answer.status >= 500 || answer.status === 429);
+    this.answers.length = 0;
+    return errors;
   }
 
   async stop(): Promise<void> {
+    ToolBackend.started.delete(this);
     this.server?.closeAllConnections();
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
   }
@@ -95,6 +108,7 @@ export async function postCallback(
   url: string,
   body: unknown,
   raw = false,
+  onAnswer: (status: number) => void = () => {},
 ): Promise<{ status: number; body: unknown }> {
   for (let attempt = 1; attempt <= 5; attempt++) {
     const res = await fetch(url, {
@@ -102,6 +116,7 @@ export async function postCallback(
       headers: { "Content-Type": "application/json" },
       body: raw ? (body as string) : JSON.stringify(body),
     }).catch(() => null);
+    if (res) onAnswer(res.status);
     if (res && res.status < 500 && res.status !== 429) return { status: res.status, body: await res.json() };
     await new Promise((resolve) => setTimeout(resolve, attempt * 200));
   }
