@@ -1,11 +1,15 @@
-// A hub in a process of its own (`tsx src/main.ts`), for tests that need several hub processes.
+// A hub in a process of its own (`node --import tsx src/main.ts`), for tests that need several hub
+// processes. Node runs the hub itself (not through tsx's CLI, which forwards signals to a child of its
+// own), so the child's pid is the hub's: SIGKILL kills the hub, as `kill -9` would.
 import { spawn, type ChildProcess } from "node:child_process";
+import { createRequire } from "node:module";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
-const root = fileURLToPath(new URL("../..", import.meta.url));
-export const tsxBin = path.join(root, "node_modules/.bin/tsx");
+export const root = fileURLToPath(new URL("../..", import.meta.url));
 export const mainScript = path.join(root, "src/main.ts");
+/** tsx's loader as a file URL, so `--import` finds it whatever the child's working directory. */
+export const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
 
 export interface HubProcess {
   child: ChildProcess;
@@ -17,7 +21,11 @@ export interface HubProcess {
 
 export function spawnHub(env: Record<string, string | undefined>, cwd = root): HubProcess {
   const { PATH, HOME } = process.env;
-  const child = spawn(tsxBin, [mainScript], { cwd, env: { PATH, HOME, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, ["--import", tsxLoader, mainScript], {
+    cwd,
+    env: { PATH, HOME, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let stdout = "";
   let stderr = "";
   child.stdout!.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
