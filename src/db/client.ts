@@ -4,12 +4,12 @@
 // one PostgreSQL are normal and take no lock.
 import { mkdirSync } from "node:fs";
 import path from "node:path";
-import { PGlite } from "@electric-sql/pglite";
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import { PrismaClient } from "../generated/prisma/client.js";
 import { acquireDataLock } from "./data-lock.js";
+import { openDurablePglite } from "./durable-pglite.js";
 import { applyMigrations } from "./migrations.js";
 
 export type Db = PrismaClient;
@@ -51,7 +51,7 @@ export async function openDatabase(options: {
   mkdirSync(dir, { recursive: true });
   // Throws DataLockError (one sentence naming the folder and its holder) when another process has it.
   const lock = await acquireDataLock(options.dataDir, options.holder ?? "a hub");
-  const pglite = new PGlite(dir);
+  const pglite = openDurablePglite(dir);
   const close = async (db?: Db) => {
     try {
       await db?.$disconnect();
