@@ -3,7 +3,7 @@
 // 2xx answer loses nothing. Real hub processes, real PGlite folders, real Redis.
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -15,12 +15,14 @@ const BOOT_TIMEOUT_MS = 120_000;
 
 const children: HubProcess[] = [];
 const prefixes: string[] = [];
+const folders: string[] = [];
 
 afterAll(async () => {
   for (const hub of children)
     if (hub.child.exitCode === null && hub.child.signalCode === null) hub.child.kill("SIGKILL");
   await Promise.all(children.map((hub) => hub.exited));
   for (const prefix of prefixes) await clearRedisPrefix(prefix);
+  for (const folder of folders) rmSync(folder, { recursive: true, force: true });
 });
 
 type Env = Record<string, string>;
@@ -28,6 +30,7 @@ type Env = Record<string, string>;
 /** A data folder of its own, and the environment every process using it gets (no DATABASE_URL). */
 async function dataFolder(): Promise<Env> {
   const dir = mkdtempSync(path.join(tmpdir(), "hub-embedded-"));
+  folders.push(dir);
   const prefix = queuePrefix();
   prefixes.push(prefix);
   return {
