@@ -25,6 +25,8 @@ const envSchema = z.object({
   QUEUE_PREFIX: z.string().default("hub"),
   HUB_ROLE: z.enum(["web", "worker", "all"]).default("all"),
   TOOLS_DIR: z.string().default("./tools"),
+  // Where the `hub` command asks a running hub (also `$env.HUB_URL` in tool files).
+  HUB_URL: optional,
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 
   HUB_API_KEY: optional,
@@ -86,6 +88,8 @@ export interface Config {
   queuePrefix: string;
   role: "web" | "worker" | "all";
   toolsDir: string;
+  /** Where the `hub` command asks a running hub: HUB_URL, else http://localhost:$PORT. */
+  hubUrl: string;
   logLevel: string;
   secrets: Secrets;
   /** Which secrets were generated on this start (so the start-up banner can show them once). */
@@ -188,6 +192,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     queuePrefix: env.QUEUE_PREFIX,
     role: env.HUB_ROLE,
     toolsDir: path.resolve(env.TOOLS_DIR),
+    hubUrl: (env.HUB_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, ""),
     logLevel: env.LOG_LEVEL,
     secrets,
     generatedSecrets: generated,

@@ -1,5 +1,6 @@
 // `npm start`: read the configuration, start the hub, print where it is, stop cleanly on a signal.
 import { ConfigError, loadConfig, type Config } from "./config.js";
+import { DataLockError } from "./db/data-lock.js";
 import { startHub } from "./hub.js";
 import { createLogger } from "./logger.js";
 import { RedisUnavailableError } from "./queues.js";
@@ -58,7 +59,8 @@ async function main(): Promise<void> {
     process.on("SIGINT", () => void stop("SIGINT"));
     process.on("SIGTERM", () => void stop("SIGTERM"));
   } catch (error) {
-    if (error instanceof ToolFileError || error instanceof RedisUnavailableError) fail(error.message);
+    if (error instanceof ToolFileError || error instanceof RedisUnavailableError || error instanceof DataLockError)
+      fail(error.message);
     log.fatal({ err: error }, "the hub could not start");
     process.exit(1);
   }

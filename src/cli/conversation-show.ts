@@ -1,43 +1,49 @@
-// `hub conversation show`: the conversation's timeline with each tool call's job, progress, result and
-// every delivery decision, as plain text.
-import type { Db } from "../db/client.js";
-import { isUuid } from "../conversations/conversations.js";
+// `hub conversation show`: one conversation's timeline as plain text — each entry with its delivery
+// status, decision and reason, each tool call's job with its progress and outcome, and what is held for a
+// hand-back. Rendered from the console's timeline view (GET /v1/conversations/:id/timeline), whether that
+// came from a running hub or was read from the database directly.
+import type { ConversationTimeline } from "../console/console-queries.js";
+import type { JobView } from "../jobs/job-view.js";
 
-export async function showConversation(db: Db, id: string): Promise<string> {
-  const conversation = isUuid(id) ? await db.conversation.findUnique({ where: { id } }) : null;
-  if (!conversation) return "";
-  const [messages, jobs, items] = await Promise.all([
-    db.message.findMany({ where: { conversationId: id }, orderBy: { seq: "asc" } }),
-    db.job.findMany({ where: { conversationId: id }, include: { progress: { orderBy: { seq: "asc" } } } }),
-    db.outboxItem.findMany({ where: { conversationId: id }, orderBy: { seq: "asc" } }),
-  ]);
-  const jobsById = new Map(jobs.map((job) => [job.id, job]));
-  const itemsByMessage = new Map(items.filter((item) => item.messageId).map((item) => [item.messageId, item]));
+export function renderTimeline(view: ConversationTimeline): string {
+  const { conversation } = view;
+  const window = conversation.window.open
+    ? `open${conversation.window.closesAt ? ` until ${conversation.window.closesAt}` : ""}`
+    : "closed";
   const out = [
-    `conversation ${conversation.id}  channel=${conversation.channel} contact=${conversation.contact} control=${conversation.control}`,
+    `conversation ${conversation.id}  channel=${conversation.channel} contact=${conversation.contact}` +
+      `${conversation.name ? ` name=${JSON.stringify(conversation.name)}` : ""} control=${conversation.control} window=${window}`,
   ];
-  for (const message of messages) {
-    const at = message.createdAt.toISOString();
+  const jobsById = new Map(view.jobs.map((job) => [job.id, job]));
+  const shown = new Set<string>();
+  for (const message of view.messages) {
     const decided = message.decision && message.decision !== message.status ? ` (decided: ${message.decision})` : "";
     const status = message.status
       ? `  [${message.status}${decided}${message.statusReason ? `: ${message.statusReason}` : ""}]`
       : "";
-    out.push(`${at}  ${message.role.padEnd(11)} ${message.text ?? summary(message.data)}${status}`);
+    out.push(`${message.createdAt}  ${message.role.padEnd(11)} ${message.text ?? summary(message.data)}${status}`);
     const job = message.role === "tool_call" && message.jobId ? jobsById.get(message.jobId) : undefined;
-    if (job) {
-      out.push(
-        `    job ${job.id} ${job.tool} status=${job.status} timeout=${job.timeoutAt.toISOString()} cancel=${job.cancelRequest}`,
-      );
-      for (const progress of job.progress)
-        out.push(`    progress${progress.notify ? " (notify)" : ""}: ${progress.text}`);
+    if (job && !shown.has(job.id)) {
+      shown.add(job.id);
+      out.push(...jobLines(job));
     }
-    const item = itemsByMessage.get(message.id);
-    if (item)
-      out.push(
-        `    delivery: ${item.kind} state=${item.state}${item.decision ? ` decision=${item.decision}` : ""}${item.reason ? ` (${item.reason})` : ""}`,
-      );
   }
+  // Jobs whose tool-call entry is not in the timeline (e.g. past the first 1000 entries).
+  for (const job of view.jobs) if (!shown.has(job.id)) out.push(...jobLines(job));
+  if (view.held.length > 0) out.push(`held for a hand-back: ${view.held.length} message(s)`);
   return `${out.join("\n")}\n`;
+}
+
+function jobLines(job: JobView): string[] {
+  const lines = [
+    `    job ${job.id} ${job.tool} status=${job.status} timeout=${job.timeoutAt}${job.endedAt ? ` ended=${job.endedAt}` : ""}`,
+  ];
+  if (job.message) lines.push(`    accepted: ${job.message}`);
+  for (const progress of job.progress)
+    lines.push(`    progress${progress.notify ? " (notify)" : ""}: ${progress.text}`);
+  if (job.result !== null && job.result !== undefined) lines.push(`    result: ${summary(job.result)}`);
+  if (job.error) lines.push(`    error: ${job.error}`);
+  return lines;
 }
 
 function summary(data: unknown): string {

@@ -1,12 +1,14 @@
 // The `hub` command: `hub tools check [dir]`, `hub conversation show <id>`.
-import { loadConfig } from "../config.js";
-import { openDatabase } from "../db/client.js";
+import { ConfigError, loadConfig } from "../config.js";
 import { formatProblem, loadTools } from "../tools/load-tools.js";
-import { showConversation } from "./conversation-show.js";
+import { renderTimeline } from "./conversation-show.js";
+import { CliError, readTimeline } from "./read-timeline.js";
 
 const usage = `usage:
   hub tools check [dir]           validate tool files (default: TOOLS_DIR or ./tools)
-  hub conversation show <id>      print a conversation's timeline, jobs and delivery decisions`;
+  hub conversation show <id>      print a conversation's timeline, jobs and delivery decisions
+                                  (asks the running hub at HUB_URL, default http://localhost:$PORT;
+                                  with no hub running, reads the database itself)`;
 
 async function run(args: string[]): Promise<number> {
   const [group, command, arg] = args;
@@ -22,18 +24,23 @@ async function run(args: string[]): Promise<number> {
     return 0;
   }
   if (group === "conversation" && command === "show" && arg) {
-    const config = loadConfig();
-    const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, migrate: false });
-    try {
-      const text = await showConversation(database.db, arg);
-      process.stdout.write(text);
-      return text ? 0 : 1;
-    } finally {
-      await database.close();
-    }
+    const timeline = await readTimeline(loadConfig(), arg);
+    if (!timeline) return fail(`no conversation ${arg}`);
+    process.stdout.write(renderTimeline(timeline));
+    return 0;
   }
   process.stderr.write(`${usage}\n`);
   return 2;
 }
 
-process.exitCode = await run(process.argv.slice(2));
+function fail(sentence: string): number {
+  process.stderr.write(`hub: ${sentence}\n`);
+  return 1;
+}
+
+try {
+  process.exitCode = await run(process.argv.slice(2));
+} catch (error) {
+  if (!(error instanceof CliError || error instanceof ConfigError)) throw error;
+  process.exitCode = fail(error.message);
+}

@@ -72,7 +72,11 @@ export interface ConversationTimeline {
   jobs: JobView[];
 }
 
-export async function conversationTimeline(ctx: HubContext, conversationId: string): Promise<ConversationTimeline> {
+/** Needs only the database and the clock, so `hub conversation show` can read it without a running hub. */
+export async function conversationTimeline(
+  ctx: Pick<HubContext, "db" | "now">,
+  conversationId: string,
+): Promise<ConversationTimeline> {
   const conversation = await getConversation(ctx.db, conversationId);
   const [messages, jobs] = await Promise.all([
     ctx.db.message.findMany({ where: { conversationId: conversation.id }, orderBy: { seq: "asc" }, take: 1000 }),

@@ -1,12 +1,15 @@
 // The Prisma client over PostgreSQL (DATABASE_URL) or the embedded PGlite under the data folder.
 // Both use the same generated client, schema and migrations; migrations are applied here on open.
+// The embedded database's folder is locked while it is open (one process owns it); several processes on
+// one PostgreSQL are normal and take no lock.
 import { mkdirSync } from "node:fs";
 import path from "node:path";
-import { PGlite } from "@electric-sql/pglite";
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import { PrismaClient } from "../generated/prisma/client.js";
+import { acquireDataLock } from "./data-lock.js";
+import { openDurablePglite } from "./durable-pglite.js";
 import { applyMigrations } from "./migrations.js";
 
 export type Db = PrismaClient;
@@ -37,6 +40,8 @@ export async function openDatabase(options: {
   dataDir: string;
   /** Apply pending migrations first (the hub does; a read-only command need not load the engine). */
   migrate?: boolean;
+  /** Who holds the embedded database's folder, in words, for a second process's refusal ("a hub"). */
+  holder?: string;
 }): Promise<Database> {
   const migrate = options.migrate ?? true;
   if (options.databaseUrl) {
@@ -55,19 +60,28 @@ export async function openDatabase(options: {
   }
   const dir = path.join(options.dataDir, "pglite");
   mkdirSync(dir, { recursive: true });
-  const pglite = new PGlite(dir);
-  const adapter = new PrismaPGlite(pglite);
-  const appliedMigrations = migrate ? await applyMigrations(adapter) : [];
-  const db = new PrismaClient({ adapter });
-  return {
-    db,
-    // One connection in all: PGlite serves one client at a time.
-    ingestDb: db,
-    kind: "embedded",
-    appliedMigrations,
-    close: async () => {
-      await db.$disconnect();
-      await pglite.close();
-    },
+  // Throws DataLockError (one sentence naming the folder and its holder) when another process has it.
+  const lock = await acquireDataLock(options.dataDir, options.holder ?? "a hub");
+  const pglite = openDurablePglite(dir);
+  const close = async (db?: Db) => {
+    try {
+      await db?.$disconnect();
+    } finally {
+      try {
+        await pglite.close();
+      } finally {
+        await lock.release();
+      }
+    }
   };
+  try {
+    const adapter = new PrismaPGlite(pglite);
+    const appliedMigrations = migrate ? await applyMigrations(adapter) : [];
+    const db = new PrismaClient({ adapter });
+    // One connection in all: PGlite serves one client at a time, so callbacks share it.
+    return { db, ingestDb: db, kind: "embedded", appliedMigrations, close: () => close(db) };
+  } catch (error) {
+    await close().catch(() => undefined);
+    throw error;
+  }
 }

@@ -1,17 +1,17 @@
-// A hub in a process of its own (`tsx src/main.ts`), for tests that need several hub processes.
+// A hub in a process of its own (`node --import tsx src/main.ts`), for tests that need several hub
+// processes. Node runs the hub itself (not through tsx's CLI, which forwards signals to a child of its
+// own), so the child's pid is the hub's: SIGKILL kills the hub, as `kill -9` would.
 import { spawn, type ChildProcess } from "node:child_process";
+import { createRequire } from "node:module";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+export const root = fileURLToPath(new URL("../..", import.meta.url));
+export const mainScript = path.join(root, "src/main.ts");
+/** tsx's loader as a file URL, so `--import` finds it whatever the child's working directory. */
+export const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
 import { clearRedisPrefix } from "./services.js";
 import { apiCall, testHubEnv, type TestHubOptions } from "./test-hub.js";
-
-const root = fileURLToPath(new URL("../..", import.meta.url));
-export const mainScript = path.join(root, "src/main.ts");
-/**
- * Node itself with tsx's loader, not the `tsx` command: that one forks the real process, so a signal
- * (SIGKILL above all) would reach only its wrapper and leave the hub running.
- */
-export const nodeWithTsx = [process.execPath, "--import", import.meta.resolve("tsx")] as const;
 
 export interface HubProcess {
   child: ChildProcess;
@@ -23,8 +23,7 @@ export interface HubProcess {
 
 export function spawnHub(env: Record<string, string | undefined>, cwd = root): HubProcess {
   const { PATH, HOME } = process.env;
-  const [node, ...loader] = nodeWithTsx;
-  const child = spawn(node, [...loader, mainScript], {
+  const child = spawn(process.execPath, ["--import", tsxLoader, mainScript], {
     cwd,
     env: { PATH, HOME, ...env },
     stdio: ["ignore", "pipe", "pipe"],

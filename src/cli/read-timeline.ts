@@ -1,0 +1,101 @@
+// Where `hub conversation show` gets a conversation's timeline: from the running hub over its API, and
+// only when no hub answers, from the database itself. The embedded database's folder belongs to the hub
+// that runs on it, so reading it directly takes the folder's lock first (and is refused while a hub holds
+// it); PostgreSQL is read directly as it is.
+import { existsSync } from "node:fs";
+import path from "node:path";
+import type { Config } from "../config.js";
+import { conversationTimeline, type ConversationTimeline } from "../console/console-queries.js";
+import { DataLockError } from "../db/data-lock.js";
+import { openDatabase, type Database } from "../db/client.js";
+import { HubError } from "../errors.js";
+
+/** A failure of the command, as the one sentence it prints. */
+export class CliError extends Error {}
+
+/** How long a hub has to answer before the command treats it as not running. */
+const HUB_TIMEOUT_MS = 15_000;
+
+/** The timeline, or undefined when there is no such conversation. */
+export async function readTimeline(config: Config, id: string): Promise<ConversationTimeline | undefined> {
+  const answer = await askHub(config, id);
+  if (answer.kind === "answered") return answer.timeline;
+  return readDirectly(config, id, answer.reason);
+}
+
+type HubAnswer = { kind: "answered"; timeline: ConversationTimeline | undefined } | { kind: "no hub"; reason: string };
+
+async function askHub(config: Config, id: string): Promise<HubAnswer> {
+  const url = `${config.hubUrl}/v1/conversations/${encodeURIComponent(id)}/timeline`;
+  let res: Response;
+  try {
+    res = await fetch(url, {
+      headers: { Authorization: `Bearer ${config.secrets.hubApiKey}` },
+      signal: AbortSignal.timeout(HUB_TIMEOUT_MS),
+    });
+  } catch (error) {
+    return { kind: "no hub", reason: networkReason(error) };
+  }
+  const body: unknown = await res.json().catch(() => undefined);
+  if (res.ok && isTimeline(body)) return { kind: "answered", timeline: body };
+  const error = errorOf(body);
+  if (res.status === 404 && error?.code === "not_found" && error.message === "conversation not found")
+    return { kind: "answered", timeline: undefined };
+  if (res.status === 401)
+    throw new CliError(`the hub at ${config.hubUrl} refused the API key: set HUB_API_KEY to the hub's key`);
+  throw new CliError(
+    `the hub at ${config.hubUrl} answered ${res.status}${error ? ` (${error.message})` : ""} instead of a timeline: check HUB_URL`,
+  );
+}
+
+async function readDirectly(config: Config, id: string, noHub: string): Promise<ConversationTimeline | undefined> {
+  if (!config.databaseUrl && !existsSync(path.join(config.dataDir, "pglite", "PG_VERSION")))
+    throw new CliError(`no hub answered at ${config.hubUrl} (${noHub}) and there is no database in ${config.dataDir}`);
+  let database: Database;
+  try {
+    database = await openDatabase({
+      databaseUrl: config.databaseUrl,
+      dataDir: config.dataDir,
+      migrate: false,
+      holder: "a hub command",
+    });
+  } catch (error) {
+    if (error instanceof DataLockError)
+      throw new CliError(
+        `${error.inUse}, which did not answer at ${config.hubUrl} (${noHub}): set HUB_URL to its address, or stop it first`,
+      );
+    throw error;
+  }
+  try {
+    return await conversationTimeline({ db: database.db, now: () => new Date() }, id);
+  } catch (error) {
+    if (error instanceof HubError && error.status === 404) return undefined;
+    throw error;
+  } finally {
+    await database.close();
+  }
+}
+
+function networkReason(error: unknown): string {
+  if (error instanceof Error && error.name === "TimeoutError") return `no answer in ${HUB_TIMEOUT_MS / 1000} s`;
+  const cause = error instanceof Error ? (error.cause as NodeJS.ErrnoException | undefined) : undefined;
+  return cause?.code ?? cause?.message ?? (error instanceof Error ? error.message : String(error));
+}
+
+function errorOf(body: unknown): { code: string; message: string } | undefined {
+  const error = (body as { error?: { code?: unknown; message?: unknown } } | undefined)?.error;
+  return typeof error?.code === "string" && typeof error.message === "string"
+    ? { code: error.code, message: error.message }
+    : undefined;
+}
+
+/** The hub's own route produces this shape; checking its outline is enough to tell it from anything else. */
+function isTimeline(body: unknown): body is ConversationTimeline {
+  const value = body as Partial<Record<keyof ConversationTimeline, unknown>> | undefined;
+  return (
+    typeof (value?.conversation as { id?: unknown } | undefined)?.id === "string" &&
+    Array.isArray(value?.messages) &&
+    Array.isArray(value?.held) &&
+    Array.isArray(value?.jobs)
+  );
+}
