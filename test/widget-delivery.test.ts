@@ -263,7 +263,6 @@ describe("delivering to the widget", () => {
     expect(shown.stdout).toMatch(/progress \(notify\): checking calendars/);
     expect(shown.stdout).toMatch(/tool_result +1 found +\[delivered \(decided: live\): answered by/);
     expect(shown.stdout).toMatch(/agent +result: 1 found +\[delivered \(decided: live\): widget\]/);
-    expect(shown.stdout).toMatch(/delivery: tool_result state=done decision=live/);
   });
 
   it("takeover, handback and human messages need the console key", async () => {

@@ -40,6 +40,8 @@ export const TURN_JOB = {
 } as const;
 /** Items not finished this long after their last change are given a new queue job by the sweep. */
 const STUCK_MS = 60_000;
+/** Items committed this long ago and still not enqueued were left by a crash or an outage. */
+const ENQUEUE_GRACE_MS = 10_000;
 
 /** Puts committed items on the outbox queue and marks them enqueued. Failure is left to the sweep. */
 export async function enqueueOutboxItems(ctx: HubContext, ids: (string | undefined)[], db: Db = ctx.db): Promise<void> {
@@ -66,7 +68,7 @@ export async function enqueueOutboxItems(ctx: HubContext, ids: (string | undefin
 }
 
 /** Enqueues pending items that were committed but never enqueued (older than `graceMs`). */
-export async function sweepOutbox(ctx: HubContext, graceMs = ctx.config.outboxSweepMs): Promise<number> {
+export async function sweepOutbox(ctx: HubContext, graceMs = ENQUEUE_GRACE_MS): Promise<number> {
   const now = ctx.now().getTime();
   const stranded = await ctx.db.outboxItem.findMany({
     where: {
