@@ -185,7 +185,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     production,
     host: env.HOST,
     port: env.PORT,
-    publicUrl: (env.PUBLIC_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, ""),
+    publicUrl: (env.PUBLIC_URL ?? `http://${publicHost(env.HOST)}:${env.PORT}`).replace(/\/+$/, ""),
     dataDir,
     databaseUrl: env.DATABASE_URL,
     redisUrl: env.REDIS_URL,
@@ -224,6 +224,12 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       waMps: env.WA_MPS,
     },
   };
+}
+
+/** The host in the default PUBLIC_URL: the one the hub listens on, or localhost when it listens on all. */
+function publicHost(host: string): string {
+  if (host === "0.0.0.0" || host === "::" || host === "") return "localhost";
+  return host.includes(":") ? `[${host}]` : host;
 }
 
 function parseTrustProxy(value: string): boolean | number | string[] {

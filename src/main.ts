@@ -8,15 +8,15 @@ import { ToolFileError } from "./tools/load-tools.js";
 
 const STOP_DEADLINE_MS = 10_000;
 
-function banner(config: Config, url: string | undefined): string {
+function banner(config: Config, url: string | undefined, publicUrl: string): string {
   const lines = [
     "",
     "chat-delivery-hub is running",
     `  role:        ${config.role}`,
     `  database:    ${config.databaseUrl ? "PostgreSQL (DATABASE_URL)" : `embedded, in ${config.dataDir}/pglite`}`,
   ];
-  if (url) lines.push(`  listening:   ${url}`, `  public URL:  ${config.publicUrl}`);
-  if (url && config.demo.enabled) lines.push(`  demo page:   ${config.publicUrl}/demo   (say "run the demo")`);
+  if (url) lines.push(`  listening:   ${url}`, `  public URL:  ${publicUrl}`);
+  if (url && config.demo.enabled) lines.push(`  demo page:   ${publicUrl}/demo   (say "run the demo")`);
   const shown = new Set(config.generatedSecrets);
   lines.push(
     `  HUB_API_KEY:     ${config.secrets.hubApiKey}${shown.has("hubApiKey") ? "  (generated, kept in data/secrets.json)" : ""}`,
@@ -42,7 +42,7 @@ async function main(): Promise<void> {
   try {
     const hub = await startHub(config, { logger: log });
     // The keys are printed on the terminal only, never into the structured log.
-    if (!config.production) process.stdout.write(banner(config, hub.url));
+    if (!config.production) process.stdout.write(banner(config, hub.url, hub.ctx.publicUrl()));
     let stopping = false;
     const stop = async (signal: string) => {
       if (stopping) return;

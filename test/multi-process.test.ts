@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AGENT_SECRET, AgentRuntime } from "./support/agent-runtime.js";
 import { spawnHub, type HubProcess } from "./support/hub-process.js";
-import { eventually, freePort } from "./support/services.js";
+import { eventually } from "./support/services.js";
 import { io } from "socket.io-client";
 import { CONSOLE_API_KEY, HUB_API_KEY, TestHub } from "./support/test-hub.js";
 import { TOOL_KEY, ToolBackend, startToolBackend } from "./support/tool-backend.js";
@@ -26,14 +26,14 @@ describe("several hub processes", () => {
       tools: { match_therapists: matchTherapists },
       env: { HUB_ROLE: "web", AGENT_URL: agent.url, AGENT_SECRET },
     });
-    const port = await freePort();
-    siblingUrl = `http://127.0.0.1:${port}`;
-    const shared = { CLINIC_API: backend.url, CLINIC_API_KEY: TOOL_KEY, LOG_LEVEL: "warn" };
+    // Info logs: each process's "delivery decision" lines show which turns it ran.
+    const shared = { CLINIC_API: backend.url, CLINIC_API_KEY: TOOL_KEY, LOG_LEVEL: "info" };
     siblings = [
-      spawnHub(web.siblingEnv({ ...shared, HUB_ROLE: "all", PORT: String(port), PUBLIC_URL: siblingUrl })),
+      spawnHub(web.siblingEnv({ ...shared, HUB_ROLE: "all", PORT: "0" })),
       spawnHub(web.siblingEnv({ ...shared, HUB_ROLE: "worker", PORT: "0" })),
     ];
     await Promise.all(siblings.map((sibling) => sibling.waitFor("chat-delivery-hub is running")));
+    siblingUrl = siblings[0]!.url();
   });
   afterAll(async () => {
     for (const client of clients) client.close();
@@ -150,5 +150,9 @@ describe("several hub processes", () => {
     });
     expect([...said].sort()).toEqual([...sent].sort());
     expect(new Set(said).size).toBe(said.length);
+  });
+
+  it("both worker processes ran turns (the work is shared, not left to one)", () => {
+    for (const sibling of siblings) expect(sibling.output().stdout).toContain('"msg":"delivery decision"');
   });
 });

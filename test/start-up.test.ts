@@ -4,16 +4,21 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { spawnHub, type HubProcess } from "./support/hub-process.js";
-import { freePort } from "./support/services.js";
+import { clearRedisPrefix, queuePrefix } from "./support/services.js";
 
-/** The environment of a fresh machine: nothing of the hub's configured. */
+/**
+ * The environment of a fresh machine: nothing of the hub's configured, but for a queue prefix of the
+ * test's own on the shared Redis (cleared afterwards) and a port the hub picks itself.
+ */
 function bareEnv(extra: Record<string, string> = {}): Record<string, string> {
-  return { ...extra };
+  return { QUEUE_PREFIX: prefix, PORT: "0", ...extra };
 }
 
+const prefix = queuePrefix();
 const children: HubProcess[] = [];
 afterEach(async () => {
   for (const child of children.splice(0)) child.child.kill("SIGKILL");
+  await clearRedisPrefix(prefix);
 });
 
 function run(cwd: string, env: Record<string, string>) {
@@ -25,9 +30,9 @@ function run(cwd: string, env: Record<string, string>) {
 describe("starting the hub", () => {
   it("starts with no configuration on the embedded database, keeps its generated secrets, and restarts on them", async () => {
     const cwd = mkdtempSync(path.join(tmpdir(), "hub-fresh-"));
-    const port = await freePort();
-    const first = run(cwd, bareEnv({ PORT: String(port) }));
+    const first = run(cwd, bareEnv());
     await first.waitFor("chat-delivery-hub is running");
+    const port = new URL(first.url()).port;
     const health = await fetch(`http://127.0.0.1:${port}/healthz`);
     expect(health.status).toBe(200);
     const ready = await fetch(`http://127.0.0.1:${port}/readyz`);
@@ -45,7 +50,7 @@ describe("starting the hub", () => {
     first.child.kill("SIGTERM");
     expect(await first.exited).toBe(0);
 
-    const second = run(cwd, bareEnv({ PORT: String(port) }));
+    const second = run(cwd, bareEnv({ PORT: port }));
     await second.waitFor("chat-delivery-hub is running");
     const again = await fetch(`http://127.0.0.1:${port}/v1/conversations`, {
       method: "POST",
@@ -55,11 +60,11 @@ describe("starting the hub", () => {
     expect(again.status).toBe(200); // the same conversation, from the kept database, with the kept key
     second.child.kill("SIGTERM");
     expect(await second.exited).toBe(0);
-  });
+  }, 120_000); // two cold starts of the embedded database
 
   it("says clearly that Redis is not answering, and how to start one, and exits non-zero", async () => {
     const cwd = mkdtempSync(path.join(tmpdir(), "hub-noredis-"));
-    const hub = run(cwd, bareEnv({ PORT: String(await freePort()), REDIS_URL: "redis://127.0.0.1:1" }));
+    const hub = run(cwd, bareEnv({ REDIS_URL: "redis://127.0.0.1:1" }));
     expect(await hub.exited).toBe(1);
     expect(hub.output().stderr).toMatch(/Redis is not answering at redis:\/\/127\.0\.0\.1:1.*redis-server/);
   });

@@ -18,6 +18,8 @@ export interface HubProcess {
   exited: Promise<number | null>;
   output(): { stdout: string; stderr: string };
   waitFor(text: string, timeoutMs?: number): Promise<void>;
+  /** Where it listens, from its start-up banner (once it is running). */
+  url(): string;
   stop(): Promise<number | null>;
 }
 
@@ -37,6 +39,11 @@ export function spawnHub(env: Record<string, string | undefined>, cwd = root): H
     child,
     exited,
     output: () => ({ stdout, stderr }),
+    url() {
+      const found = /listening:\s+(\S+)/.exec(stdout)?.[1];
+      if (!found) throw new Error(`the hub has not said where it listens: ${stdout.slice(-500)}`);
+      return found;
+    },
     async waitFor(text, timeoutMs = 50_000) {
       const deadline = Date.now() + timeoutMs;
       while (!stdout.includes(text)) {
@@ -53,7 +60,7 @@ export function spawnHub(env: Record<string, string | undefined>, cwd = root): H
 }
 
 /** A hub process of its own on a fresh database and queue prefix: a crash shows as its exit. */
-export interface SpawnedHub extends HubProcess {
+export interface SpawnedHub extends Omit<HubProcess, "url"> {
   url: string;
   env: Record<string, string>;
   api(method: string, route: string, body?: unknown, key?: string): Promise<{ status: number; body: any }>;
@@ -65,11 +72,12 @@ export async function startHubProcess(options: TestHubOptions = {}): Promise<Spa
   const { env, dropDatabase } = await testHubEnv(options);
   const hub = spawnHub(env);
   await hub.waitFor("chat-delivery-hub is running");
-  const url = env.PUBLIC_URL!;
+  const url = hub.url();
   return {
     ...hub,
     url,
-    env,
+    // The port it got, so that a restart with this environment comes back at the same address.
+    env: { ...env, PORT: new URL(url).port },
     api: (method, route, body, key) => apiCall(url, method, route, body, key),
     async dispose() {
       await hub.stop();

@@ -6,7 +6,7 @@ import { Writable } from "node:stream";
 import { loadConfig, type Config } from "../../src/config.js";
 import { startHub, type Hub } from "../../src/hub.js";
 import { createLogger } from "../../src/logger.js";
-import { clearRedisPrefix, createDatabase, eventually, freePort, queuePrefix, REDIS_URL } from "./services.js";
+import { clearRedisPrefix, createDatabase, eventually, queuePrefix, REDIS_URL } from "./services.js";
 
 export const HUB_API_KEY = "hub-key-for-tests";
 export const CONSOLE_API_KEY = "console-key-for-tests";
@@ -47,11 +47,11 @@ export async function testHubEnv(
     databaseUrl = database.url;
     dropDatabase = database.drop;
   }
-  const port = await freePort();
-  const env = {
+  const env: Record<string, string> = {
     HOST: "127.0.0.1",
-    PORT: String(port),
-    PUBLIC_URL: `http://127.0.0.1:${port}`,
+    // The hub binds a free port itself (a port found free earlier could be taken meanwhile); its public
+    // URL follows. A restart reuses the port it got.
+    PORT: "0",
     DATA_DIR: path.join(dir, "data"),
     DATABASE_URL: databaseUrl,
     REDIS_URL,
@@ -82,6 +82,8 @@ export interface TestHubOptions {
   /** YAML text per tool name. */
   tools?: Record<string, string>;
   env?: Record<string, string>;
+  /** The hub's clock (tests of expiry); the real one by default. */
+  now?: () => Date;
 }
 
 /** One test file's hub; `restart()` stops it and starts a new process-equivalent on the same state. */
@@ -91,6 +93,7 @@ export class TestHub {
   readonly logs: string[] = [];
   private dropDatabase: (() => Promise<void>) | undefined;
   private env: Record<string, string> = {};
+  private now: (() => Date) | undefined;
 
   static async start(options: TestHubOptions = {}): Promise<TestHub> {
     const testHub = new TestHub();
@@ -101,6 +104,7 @@ export class TestHub {
   private async init(options: TestHubOptions): Promise<void> {
     const { env, dropDatabase } = await testHubEnv(options);
     this.env = env;
+    this.now = options.now;
     this.dropDatabase = dropDatabase;
     await this.boot();
   }
@@ -113,7 +117,7 @@ export class TestHub {
         done();
       },
     });
-    this.hub = await startHub(this.config, { logger: createLogger("info", sink) });
+    this.hub = await startHub(this.config, { logger: createLogger("info", sink), now: this.now });
   }
 
   /** The environment a sibling hub process needs to share this hub's database, Redis and tools. */
@@ -135,6 +139,7 @@ export class TestHub {
 
   /** Stops every part of the hub and starts it again on the same database, Redis prefix and port. */
   async restart(between?: () => Promise<void>): Promise<void> {
+    this.env.PORT = new URL(this.url).port;
     await this.hub.stop();
     await between?.();
     await this.boot();

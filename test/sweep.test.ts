@@ -1,0 +1,57 @@
+// The sweep, on its own timer: whatever a crash or an outage left between a commit and its queue job is
+// picked up without anyone asking — an input committed but never enqueued, and a reply written but never
+// sent. (The end-to-end tests run with the sweep far away, so they prove the enqueue after each commit.)
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { addMessage } from "../src/conversations/timeline.js";
+import { recordOutboxItem } from "../src/delivery/outbox.js";
+import { eventually } from "./support/services.js";
+import { TestHub } from "./support/test-hub.js";
+import { openSession, WidgetClient } from "./support/widget-client.js";
+
+describe("the sweep", () => {
+  let hub: TestHub;
+  beforeAll(async () => {
+    hub = await TestHub.start({ env: { OUTBOX_SWEEP_MS: "300" } });
+  });
+  afterAll(async () => {
+    await hub?.stop();
+  });
+
+  it("answers an input that was committed but never enqueued, once", async () => {
+    const session = await openSession(hub.url);
+    const client = await WidgetClient.connect(hub.url, { token: session.token });
+    // What a process that died right after its commit leaves behind: the item, never queued.
+    const itemId = await hub.db.$transaction(async (tx) => {
+      const message = await addMessage(tx, { conversationId: session.conversationId, role: "user", text: "hello?" });
+      return recordOutboxItem(tx, {
+        conversationId: session.conversationId,
+        key: `user:${message.id}`,
+        kind: "user_message",
+        messageId: message.id,
+        payload: { text: "hello?" },
+      });
+    });
+    await hub.db.outboxItem.update({ where: { id: itemId! }, data: { createdAt: new Date(Date.now() - 60_000) } });
+    const reply = await eventually(() => client.agentMessages()[0], "the sweep to answer it");
+    expect(reply.text).toBe("Thanks, noted.");
+    await hub.settled();
+    expect(client.agentMessages()).toHaveLength(1);
+    client.close();
+  });
+
+  it("sends a reply that was written but never sent", async () => {
+    const session = await openSession(hub.url);
+    const client = await WidgetClient.connect(hub.url, { token: session.token });
+    // A turn that committed its reply and died before routing it.
+    const stranded = await addMessage(hub.db, {
+      conversationId: session.conversationId,
+      role: "agent",
+      text: "written before a crash",
+      status: "pending",
+    });
+    await hub.db.message.update({ where: { id: stranded.id }, data: { updatedAt: new Date(Date.now() - 120_000) } });
+    const shown = await eventually(() => client.agentMessages().find((m) => m.id === stranded.id), "the reply sent");
+    expect(shown.text).toBe("written before a crash");
+    client.close();
+  });
+});
