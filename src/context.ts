@@ -1,10 +1,14 @@
 // What every service function is handed: built once by the composition root (src/hub.ts).
 import type { AgentPort } from "./agent/agent-port.js";
-import type { ChannelAdapter } from "./channels/channel.js";
+import type { ChannelAdapter } from "./delivery/channel-port.js";
 import type { VisitorLimits } from "./channels/widget/visitor-limits.js";
 import type { Config } from "./config.js";
-import type { Channel } from "./conversations/window.js";
+import type { Channel } from "./delivery/channel-port.js";
 import type { Db } from "./db/client.js";
+import type { Sql } from "./db/sql.js";
+import type { Changes } from "./delivery/changes.js";
+import type { DeliveryState } from "./delivery/delivery-state.js";
+import type { TurnSchedule } from "./delivery/turn-schedule.js";
 import type { Logger } from "./logger.js";
 import type { ThrottledLog } from "./log-throttle.js";
 import type { Queues } from "./queues.js";
@@ -14,9 +18,18 @@ import type { ToolRegistry } from "./tools/load-tools.js";
 
 export interface HubContext {
   config: Config;
+  /** Prisma, for the paths where its convenience costs nothing that matters. */
   db: Db;
-  /** A pool of its own for callbacks and webhooks, so results are committed whatever else holds `db`. */
-  ingestDb: Db;
+  /** Single statements for the hot paths (src/db/sql.ts), on the same connections as `db`. */
+  sql: Sql;
+  /** Connections of their own for callbacks and webhooks: results commit whatever else holds the rest. */
+  ingestSql: Sql;
+  /** The one owner of delivery state (inputs, outgoing messages). */
+  delivery: DeliveryState;
+  /** One turn at a time per conversation, across processes. */
+  turns: TurnSchedule;
+  /** Every change of delivery state and control, for the console and anyone else listening. */
+  changes: Changes;
   log: Logger;
   /** Warnings that repeat during an outage: once, then once per interval with a count. Key with `errorKey`. */
   warnRepeated: ThrottledLog;

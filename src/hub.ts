@@ -8,15 +8,18 @@ import { DEMO_TOOL, startDemo } from "./agent/demo-agent.js";
 import { httpAgent } from "./agent/http-agent.js";
 import { metaChannels } from "./channels/meta/meta-channels.js";
 import { startWebhookWorker } from "./channels/meta/meta-webhooks.js";
-import { attachWidgetNamespace } from "./channels/widget/widget-namespace.js";
-import { attachConsoleNamespace } from "./console/console-namespace.js";
 import { widgetChannel } from "./channels/widget/widget-channel.js";
 import { visitorLimits } from "./channels/widget/visitor-limits.js";
 import { toolEnvironment, type Config } from "./config.js";
 import type { HubContext } from "./context.js";
 import { openDatabase, type Database } from "./db/client.js";
-import { startSweeper } from "./delivery/sweeper.js";
-import { startTurnWorker } from "./delivery/turn-worker.js";
+import { createChanges } from "./delivery/changes.js";
+import { deliveryState } from "./delivery/delivery-state.js";
+import { turnSchedule } from "./delivery/turn-schedule.js";
+import { attachConsoleNamespace } from "./server/sockets/console-namespace.js";
+import { attachWidgetNamespace } from "./server/sockets/widget-namespace.js";
+import { startSweeper } from "./workers/sweeper.js";
+import { startTurnWorker } from "./workers/turn-worker.js";
 import { startJobWorkers, type Workers } from "./jobs/job-workers.js";
 import { createLogger, type Logger } from "./logger.js";
 import { throttledLog } from "./log-throttle.js";
@@ -78,10 +81,16 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
   const demoKey = demoBackendKey(config.secrets.callbackSecret);
   const realtime = createRealtime(config.redisUrl, config.queuePrefix);
   const widget = widgetChannel(realtime);
+  const now = options.now ?? (() => new Date());
+  const changes = createChanges((error) => log.warn({ err: error }, "a change listener failed"));
   const ctx: HubContext = {
     config,
     db: database.db,
-    ingestDb: database.ingestDb,
+    sql: database.sql,
+    ingestSql: database.ingestSql,
+    delivery: deliveryState(database.sql, changes, now),
+    turns: turnSchedule(queues.redis, queues.prefix, queues.turns),
+    changes,
     log,
     warnRepeated: throttledLog(log, "warn"),
     queues,
@@ -100,16 +109,17 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
     // `$env.DEMO_BACKEND_KEY` to the key that backend asks for.
     env: (name) => env[name] ?? (name === "HUB_URL" ? publicUrl : name === "DEMO_BACKEND_KEY" ? demoKey : undefined),
     publicUrl: () => publicUrl,
-    now: options.now ?? (() => new Date()),
+    now,
   };
 
   let server: Server | undefined;
   let url: string | undefined;
+  // Every process forwards its own changes to the consoles (on whichever process they are connected).
+  const stopForwarding = attachConsoleNamespace(ctx);
   if (config.role !== "worker") {
     server = createServer(createApp(ctx));
     realtime.io.attach(server);
     attachWidgetNamespace(ctx);
-    attachConsoleNamespace(ctx);
     server.listen(config.port, config.host);
     await once(server, "listening");
     const { port } = server.address() as AddressInfo;
@@ -164,6 +174,7 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
         // Let go of what still runs (and of a Redis that is gone): another process takes the jobs up.
         () => void Promise.all(queueWorkers.map((worker) => worker?.close(true))).catch(() => undefined),
       );
+      stopForwarding();
       await realtime.close();
       await boundedWait(queues.close(), STOP_WAIT_MS, () => queues.redis.disconnect());
       await database.close();

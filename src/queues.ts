@@ -1,11 +1,12 @@
 // BullMQ queues on one Redis. Queues carry ids only; workers re-read state from the database.
 import { Queue, type ConnectionOptions } from "bullmq";
+import type { TurnData } from "./delivery/turn-schedule.js";
 import { Redis } from "ioredis";
 
 export const QUEUE_NAMES = {
   timeouts: "job-timeouts",
   cancels: "cancel-requests",
-  outbox: "outbox",
+  turns: "turns",
   webhooks: "meta-webhooks",
 } as const;
 
@@ -16,7 +17,7 @@ export interface Queues {
   prefix: string;
   timeouts: Queue;
   cancels: Queue;
-  outbox: Queue;
+  turns: Queue<TurnData>;
   webhooks: Queue;
   /** A fresh connection for a Worker (BullMQ workers block, so each needs its own). */
   workerConnection(): ConnectionOptions;
@@ -59,17 +60,17 @@ export async function openQueues(url: string, prefix: string): Promise<Queues> {
   const redis = new Redis(url, redisOptions());
   redis.on("error", () => {}); // reconnection is automatic; readiness is reported by /readyz
   const connections: Redis[] = [redis];
-  const make = (name: string) => new Queue(name, { connection: redis, prefix });
+  const make = <T>(name: string) => new Queue<T>(name, { connection: redis, prefix });
   const timeouts = make(QUEUE_NAMES.timeouts);
   const cancels = make(QUEUE_NAMES.cancels);
-  const outbox = make(QUEUE_NAMES.outbox);
+  const turns = make<TurnData>(QUEUE_NAMES.turns);
   const webhooks = make(QUEUE_NAMES.webhooks);
   return {
     redis,
     prefix,
     timeouts,
     cancels,
-    outbox,
+    turns,
     webhooks,
     workerConnection() {
       const connection = new Redis(url, redisOptions());
@@ -79,7 +80,7 @@ export async function openQueues(url: string, prefix: string): Promise<Queues> {
     },
     isReady: () => redis.status === "ready",
     async close() {
-      await Promise.all([timeouts.close(), cancels.close(), outbox.close(), webhooks.close()]);
+      await Promise.all([timeouts.close(), cancels.close(), turns.close(), webhooks.close()]);
       await Promise.all(connections.map((connection) => connection.quit().catch(() => connection.disconnect())));
     },
   };

@@ -11,14 +11,7 @@ import {
   type SocketData,
   type WidgetProgress,
 } from "./channels/widget/events.js";
-import {
-  CONSOLE_NAMESPACE,
-  CONSOLE_ROOM,
-  type ConsoleClientToServer,
-  type ConsoleServerToClient,
-} from "./console/console-events.js";
-import { messageView } from "./conversations/timeline.js";
-import type { Conversation, Message } from "./generated/prisma/client.js";
+import { CONSOLE_NAMESPACE, type ConsoleClientToServer, type ConsoleServerToClient } from "./console/console-events.js";
 
 export type WidgetNamespace = Namespace<ClientToServerEvents, ServerToClientEvents, Record<string, never>, SocketData>;
 
@@ -28,9 +21,6 @@ export interface Realtime {
   io: Server;
   widget: WidgetNamespace;
   console: ConsoleNamespace;
-  /** Tells every console (on any process) that a timeline entry was written or changed. */
-  consoleMessage(message: Message): void;
-  consoleControl(conversation: Conversation): void;
   progress(conversationId: string, progress: WidgetProgress): void;
   typing(conversationId: string, typing: boolean): void;
   /**
@@ -59,16 +49,6 @@ export function createRealtime(redisUrl: string, prefix: string): Realtime {
     io,
     widget,
     console: consoleNs,
-    consoleMessage: (message) =>
-      void consoleNs
-        .to(CONSOLE_ROOM)
-        .emit("message", { conversationId: message.conversationId, message: messageView(message) }),
-    consoleControl: (conversation) =>
-      void consoleNs.to(CONSOLE_ROOM).emit("control", {
-        conversationId: conversation.id,
-        control: conversation.control === "human" ? "human" : "agent",
-        humanAgent: (conversation.humanAgent as { id: string; name: string } | null) ?? null,
-      }),
     progress: (conversationId, progress) => void widget.to(roomOf(conversationId)).emit("progress", progress),
     typing: (conversationId, typing) => void widget.to(roomOf(conversationId)).emit("typing", { typing }),
     dropLocalConnections() {

@@ -70,7 +70,7 @@ describe("callbacks while a dependency is down", () => {
     expect(await accepted.json()).toEqual({ ok: true });
     // Queued after the commit and answered by a turn: nothing was lost to the outage.
     await eventually(
-      () => hub.db.outboxItem.findFirst({ where: { jobId, enqueuedAt: { not: null }, state: "done" } }),
+      () => hub.db.turnInput.findFirst({ where: { jobId, state: "answered" } }),
       "the item queued and answered",
     );
   });

@@ -43,9 +43,9 @@ describe("the human-agent console", () => {
       transports: ["websocket"],
       forceNew: true,
     });
-    consoleSocket.on("message", (payload) =>
-      events.push({ kind: "message", conversationId: payload.conversationId, payload }),
-    );
+    consoleSocket.on("messages", ({ changes }) => {
+      for (const payload of changes) events.push({ kind: "message", conversationId: payload.conversationId, payload });
+    });
     consoleSocket.on("control", (payload) =>
       events.push({ kind: "control", conversationId: payload.conversationId, payload }),
     );

@@ -72,8 +72,8 @@ describe("a worker process killed mid-turn", () => {
     // The old 60 s lease (and BullMQ's 30 s stall check) kept these silent for a minute or more.
     await eventually(
       async () => {
-        const answered = await web.db.outboxItem.count({
-          where: { conversationId: { in: conversations }, kind: "tool_result", state: "done" },
+        const answered = await web.db.turnInput.count({
+          where: { conversationId: { in: conversations }, kind: "tool_result", state: "answered" },
         });
         return answered === CONVERSATIONS;
       },

@@ -1,8 +1,6 @@
 // Timeouts, cancels, cancel-request retries, restarts and the outbox sweep (SPEC §2.4).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { addMessage } from "../src/conversations/timeline.js";
-import { recordOutboxItem } from "../src/delivery/outbox.js";
-import { sweepOnce } from "../src/delivery/sweeper.js";
+import { sweepOnce } from "../src/workers/sweeper.js";
 import { clearRedisPrefix, eventually } from "./support/services.js";
 import { TestHub } from "./support/test-hub.js";
 import { ToolBackend, startToolBackend } from "./support/tool-backend.js";
@@ -37,7 +35,7 @@ describe("job lifecycle", () => {
     }, "the job to time out");
     expect(job.endedAt).not.toBeNull();
     await eventually(() => backend.cancels.find((cancel) => cancel.jobId === jobId), "the cancel request");
-    const item = await hub.db.outboxItem.findFirstOrThrow({ where: { jobId } });
+    const item = await hub.db.turnInput.findFirstOrThrow({ where: { jobId } });
     expect(item).toMatchObject({ kind: "tool_failed", key: `failed:${jobId}` });
     expect(item.payload).toMatchObject({ reason: "timeout" });
 
@@ -45,7 +43,7 @@ describe("job lifecycle", () => {
     expect(late.status).toBe(409);
     expect((late.body as { error: { code: string } }).error.code).toBe("job_ended");
     expect((await backend.post(jobId, { progress: "still going" })).status).toBe(409);
-    expect(await hub.db.outboxItem.count({ where: { jobId } })).toBe(1);
+    expect(await hub.db.turnInput.count({ where: { jobId } })).toBe(1);
   });
 
   it("cancelling sends DELETE with the job id in its path, ends the job cancelled, and a later result gets 409", async () => {
@@ -65,7 +63,7 @@ describe("job lifecycle", () => {
     expect(late.status).toBe(409);
     const again = await hub.api("POST", `/v1/jobs/${jobId}/cancel`);
     expect(again.status).toBe(409);
-    const items = await hub.db.outboxItem.findMany({ where: { jobId } });
+    const items = await hub.db.turnInput.findMany({ where: { jobId } });
     expect(items.map((item) => item.kind)).toEqual(["tool_failed"]);
     expect(items[0]!.payload).toMatchObject({ reason: "cancelled" });
   });
@@ -112,29 +110,18 @@ describe("job lifecycle", () => {
     expect((await hub.api("GET", `/v1/jobs/${resultJob}`)).body.job.status).toBe("succeeded");
   });
 
-  it("an outbox item committed but never enqueued (a crash between commit and enqueue) is picked up by the sweep, once", async () => {
+  it("an input committed but never given a turn (a crash between commit and queue) is picked up by the sweep, once", async () => {
     const conversation = await hub.conversation();
-    // What a process that died right after its commit leaves behind: the item, never queued.
-    const itemId = await hub.db.$transaction(async (tx) => {
-      const message = await addMessage(tx, { conversationId: conversation, role: "user", text: "anyone there?" });
-      return recordOutboxItem(tx, {
-        conversationId: conversation,
-        key: `user:${message.id}`,
-        kind: "user_message",
-        messageId: message.id,
-        payload: { text: "anyone there?" },
-      });
-    });
-    await hub.db.outboxItem.update({ where: { id: itemId! }, data: { createdAt: new Date(Date.now() - 60_000) } });
+    const itemId = await hub.strandInput(conversation, "anyone there?");
     await Promise.all([sweepOnce(hub.ctx), sweepOnce(hub.ctx)]);
     const done = await eventually(async () => {
-      const item = await hub.db.outboxItem.findUniqueOrThrow({ where: { id: itemId! } });
-      return item.state === "done" && item;
+      const item = await hub.db.turnInput.findUniqueOrThrow({ where: { id: itemId } });
+      return item.state === "answered" && item;
     }, "the stranded item answered");
-    expect(done.enqueuedAt).not.toBeNull();
     await sweepOnce(hub.ctx);
+    await hub.settled();
     const replies = await hub.db.message.findMany({ where: { conversationId: conversation, role: "agent" } });
-    expect(replies.map((reply) => reply.id)).toEqual([done.replyMessageId]);
+    expect(replies.map((reply) => reply.id)).toEqual([done.replyId]);
   });
 
   it("a running job past its timeout whose queue entry was lost is ended by the sweep", async () => {

@@ -157,7 +157,7 @@ describe("WhatsApp and Instagram", () => {
     });
     await backend.post(second, { result: "ok", message: "second result" });
     await eventually(
-      async () => (await hub.db.outboxItem.count({ where: { conversationId, state: "awaiting_reply" } })) === 2,
+      async () => (await hub.db.turnInput.count({ where: { conversationId, state: "awaiting_reply" } })) === 2,
       "both results waiting",
     );
     expect(sentTo(who)).toHaveLength(1); // still only the template
@@ -173,7 +173,7 @@ describe("WhatsApp and Instagram", () => {
     expect(reply.text).toBe("result: first result | result: second result | you said: Ver resultados");
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(sentTo(who).filter((m) => m.type === "text")).toHaveLength(1);
-    expect(await hub.db.outboxItem.count({ where: { conversationId, state: "awaiting_reply" } })).toBe(0);
+    expect(await hub.db.turnInput.count({ where: { conversationId, state: "awaiting_reply" } })).toBe(0);
   });
 
   it("a template that fails after it was sent fails what waited on it, with the template's code", async () => {
@@ -184,7 +184,7 @@ describe("WhatsApp and Instagram", () => {
     await backend.post(jobId, { result: "ok", message: "never reaches them" });
     const template = await eventually(() => sentTo(who).find((m) => m.type === "template"), "the template");
     await eventually(
-      () => hub.db.outboxItem.findFirst({ where: { conversationId, state: "awaiting_reply" } }),
+      () => hub.db.turnInput.findFirst({ where: { conversationId, state: "awaiting_reply" } }),
       "the result waiting",
     );
     await graph.whatsappStatus(template.id, "failed", { errors: [{ code: 131026, title: "Message undeliverable" }] });
@@ -193,7 +193,7 @@ describe("WhatsApp and Instagram", () => {
       "the reply failed",
     );
     expect(failed.statusReason).toBe("template 131026 Message undeliverable");
-    expect(await hub.db.outboxItem.count({ where: { conversationId, state: "awaiting_reply" } })).toBe(0);
+    expect(await hub.db.turnInput.count({ where: { conversationId, state: "awaiting_reply" } })).toBe(0);
     expect((await hub.db.conversation.findUniqueOrThrow({ where: { id: conversationId } })).templateSentAt).toBeNull();
   });
 
@@ -328,14 +328,14 @@ describe("WhatsApp and Instagram", () => {
     const conversation = await conversationOf("instagram", who);
     await eventually(
       async () =>
-        (await hub.db.outboxItem.count({ where: { conversationId: conversation.id, state: "awaiting_reply" } })) === 1,
+        (await hub.db.turnInput.count({ where: { conversationId: conversation.id, state: "awaiting_reply" } })) === 1,
       "the reply waiting",
     );
     const jobId = await startJob(conversation.id, "instagram closed");
     await backend.post(jobId, { result: "ok", message: "ig result" });
     await eventually(
       async () =>
-        (await hub.db.outboxItem.count({ where: { conversationId: conversation.id, state: "awaiting_reply" } })) === 2,
+        (await hub.db.turnInput.count({ where: { conversationId: conversation.id, state: "awaiting_reply" } })) === 2,
       "both waiting",
     );
     expect(sentTo(who)).toHaveLength(0);

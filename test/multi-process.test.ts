@@ -76,7 +76,7 @@ describe("several hub processes", () => {
       forceNew: true,
     });
     const heard: { conversationId: string; message: { role: string; text: string | null } }[] = [];
-    consoleSocket.on("message", (payload) => heard.push(payload));
+    consoleSocket.on("messages", ({ changes }) => heard.push(...changes));
     await new Promise<void>((resolve) => consoleSocket.once("connect", () => resolve()));
     try {
       const session = await openSession(web.url);
@@ -110,8 +110,8 @@ describe("several hub processes", () => {
     await send(client, count);
     await eventually(
       async () => {
-        const items = await web.db.outboxItem.findMany({ where: { conversationId: session.conversationId } });
-        return items.length === count && items.every((item) => item.state === "done");
+        const items = await web.db.turnInput.findMany({ where: { conversationId: session.conversationId } });
+        return items.length === count && items.every((item) => item.state === "answered");
       },
       "every input answered",
       60_000,

@@ -1,9 +1,7 @@
 // The sweep, on its own timer: whatever a crash or an outage left between a commit and its queue job is
-// picked up without anyone asking — an input committed but never enqueued, and a reply written but never
-// sent. (The end-to-end tests run with the sweep far away, so they prove the enqueue after each commit.)
+// picked up without anyone asking — an input committed but never given a turn, and a reply written but
+// never sent. (The end-to-end tests run with the sweep far away, so they prove the enqueue after each commit.)
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { addMessage } from "../src/conversations/timeline.js";
-import { recordOutboxItem } from "../src/delivery/outbox.js";
 import { eventually } from "./support/services.js";
 import { TestHub } from "./support/test-hub.js";
 import { openSession, WidgetClient } from "./support/widget-client.js";
@@ -20,18 +18,7 @@ describe("the sweep", () => {
   it("answers an input that was committed but never enqueued, once", async () => {
     const session = await openSession(hub.url);
     const client = await WidgetClient.connect(hub.url, { token: session.token });
-    // What a process that died right after its commit leaves behind: the item, never queued.
-    const itemId = await hub.db.$transaction(async (tx) => {
-      const message = await addMessage(tx, { conversationId: session.conversationId, role: "user", text: "hello?" });
-      return recordOutboxItem(tx, {
-        conversationId: session.conversationId,
-        key: `user:${message.id}`,
-        kind: "user_message",
-        messageId: message.id,
-        payload: { text: "hello?" },
-      });
-    });
-    await hub.db.outboxItem.update({ where: { id: itemId! }, data: { createdAt: new Date(Date.now() - 60_000) } });
+    await hub.strandInput(session.conversationId, "hello?");
     const reply = await eventually(() => client.agentMessages()[0], "the sweep to answer it");
     expect(reply.text).toBe("Thanks, noted.");
     await hub.settled();
@@ -43,14 +30,12 @@ describe("the sweep", () => {
     const session = await openSession(hub.url);
     const client = await WidgetClient.connect(hub.url, { token: session.token });
     // A turn that committed its reply and died before routing it.
-    const stranded = await addMessage(hub.db, {
-      conversationId: session.conversationId,
-      role: "agent",
-      text: "written before a crash",
-      status: "pending",
-    });
-    await hub.db.message.update({ where: { id: stranded.id }, data: { updatedAt: new Date(Date.now() - 120_000) } });
-    const shown = await eventually(() => client.agentMessages().find((m) => m.id === stranded.id), "the reply sent");
+    const [stranded] = await hub.ctx.sql.query<{ id: string }>(
+      `INSERT INTO "Message" (id, "conversationId", role, text, status, "createdAt", "updatedAt")
+       VALUES (gen_random_uuid(), $1::uuid, 'agent', 'written before a crash', 'pending', $2, $2) RETURNING id`,
+      [session.conversationId, new Date(Date.now() - 120_000)],
+    );
+    const shown = await eventually(() => client.agentMessages().find((m) => m.id === stranded!.id), "the reply sent");
     expect(shown.text).toBe("written before a crash");
     client.close();
   });

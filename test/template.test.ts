@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { renderTemplate } from "../src/channels/whatsapp/template.js";
+import { renderTemplate } from "../src/delivery/template.js";
 
 describe("WhatsApp templates", () => {
   it("fill $result.message, $tool.name and $contact.name, and turn plain strings into text parameters", () => {

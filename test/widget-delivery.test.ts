@@ -3,7 +3,6 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { acquireTurnLease } from "../src/delivery/turn-lease.js";
 import { AGENT_SECRET, AgentRuntime } from "./support/agent-runtime.js";
 import { eventually } from "./support/services.js";
 import { CONSOLE_API_KEY, TestHub } from "./support/test-hub.js";
@@ -143,16 +142,23 @@ describe("delivering to the widget", () => {
     const client = await connect(session.token);
     const jobId = await startJob(session.conversationId, "joined");
     // Another turn of this conversation is running somewhere: the person's message has to wait.
-    const lease = (await acquireTurnLease(hub.ctx.queues.redis, hub.config.queuePrefix, session.conversationId))!;
+    const running = (await hub.ctx.turns.begin(session.conversationId))!;
     await client.send("are my results ready?", "joined-1");
     await backend.post(jobId, { result: "ok", message: "2 found meanwhile" });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The hub asked for a turn for each and was told one is running: the running one will go again.
+    const state = await hub.ctx.queues.redis.hget(`${hub.config.queuePrefix}:turn:${session.conversationId}`, "state");
+    expect(state).toBe("again");
+    expect(await hub.ctx.queues.turns.getJobCounts("waiting", "active", "delayed")).toEqual({
+      waiting: 0,
+      active: 0,
+      delayed: 0,
+    });
     expect(client.agentMessages()).toHaveLength(0);
-    await lease.release();
+    await running.end("done");
 
     const reply = await eventually(() => client.agentMessages()[0], "the reply");
     expect(reply.text).toBe("you said: are my results ready? | result: 2 found meanwhile");
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await hub.settled();
     expect(client.agentMessages()).toHaveLength(1);
     expect(agent.turnsOf(session.conversationId)).toHaveLength(1);
   });
@@ -162,8 +168,8 @@ describe("delivering to the widget", () => {
     const client = await connect(session.token);
     for (let i = 1; i <= 12; i++) await client.send(`message ${i}`, `burst-${i}`);
     await eventually(async () => {
-      const items = await hub.db.outboxItem.findMany({ where: { conversationId: session.conversationId } });
-      return items.length === 12 && items.every((item) => item.state === "done");
+      const items = await hub.db.turnInput.findMany({ where: { conversationId: session.conversationId } });
+      return items.length === 12 && items.every((item) => item.state === "answered");
     }, "every input answered");
     const said = agent
       .turnsOf(session.conversationId)
@@ -201,7 +207,7 @@ describe("delivering to the widget", () => {
     await backend.post(second, { result: "ok", message: "second result" });
     await eventually(
       async () =>
-        (await hub.db.outboxItem.count({ where: { conversationId: session.conversationId, state: "held" } })) === 2,
+        (await hub.db.turnInput.count({ where: { conversationId: session.conversationId, state: "held" } })) === 2,
       "two held items",
     );
     const held = (await messagesOf(session.conversationId)).filter((m) => m.status === "held");

@@ -85,7 +85,7 @@ describe("a widget reconnecting with socket.io-client's default options", () => 
       expect((await backend.post(jobId, { result: "ok", message: texts[i] })).status).toBe(200);
     }
     await eventually(
-      async () => (await hub.db.outboxItem.count({ where: { jobId: { in: jobs }, state: "done" } })) === jobs.length,
+      async () => (await hub.db.turnInput.count({ where: { jobId: { in: jobs }, state: "answered" } })) === jobs.length,
       "the results routed while the network is cut",
     );
     proxy.restore();

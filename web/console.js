@@ -667,9 +667,10 @@
       }
       setConnection("offline", "Reconnecting…");
     });
-    socket.on("message", (payload) => {
+    socket.on("messages", (payload) => {
       listRefresh.schedule();
-      if (payload && payload.conversationId === state.selectedId) timelineRefresh.schedule();
+      const changes = (payload && payload.changes) || [];
+      if (changes.some((change) => change && change.conversationId === state.selectedId)) timelineRefresh.schedule();
     });
     socket.on("control", (payload) => {
       listRefresh.schedule();

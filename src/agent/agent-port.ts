@@ -41,6 +41,11 @@ export const turnReplySchema = z.object({
 export type TurnReply = z.output<typeof turnReplySchema>;
 
 export interface AgentPort {
+  /**
+   * A runtime of its own over the network: it is sent the conversation's recent history, and its turns
+   * take long enough to show the person that a reply is coming. The built-in composer is neither.
+   */
+  readonly remote: boolean;
   runTurn(request: TurnRequest): Promise<TurnReply>;
 }
 

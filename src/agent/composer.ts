@@ -31,6 +31,7 @@ function sentenceFor(input: TurnInput): string | undefined {
 
 export function builtInComposer(options: ComposerOptions = {}): AgentPort {
   return {
+    remote: false,
     async runTurn(request: TurnRequest): Promise<TurnReply> {
       const parts: string[] = [];
       for (const input of request.inputs) {

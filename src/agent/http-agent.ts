@@ -16,6 +16,7 @@ export function signBody(secret: string, body: string): string {
 
 export function httpAgent(url: string, secret: string | undefined): AgentPort {
   return {
+    remote: true,
     async runTurn(request: TurnRequest): Promise<TurnReply> {
       const body = JSON.stringify(request);
       let response: Response;

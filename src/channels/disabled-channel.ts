@@ -1,5 +1,5 @@
 // A channel that is not configured on this hub: the router records `failed: channel_off` before using it.
-import type { ChannelAdapter } from "./channel.js";
+import type { ChannelAdapter } from "../delivery/channel-port.js";
 
 export const disabledChannel: ChannelAdapter = {
   enabled: false,

@@ -8,9 +8,17 @@ export interface ConsoleControl {
   humanAgent: { id: string; name: string } | null;
 }
 
+export interface ConsoleMessageChange {
+  conversationId: string;
+  message: MessageView;
+}
+
 export interface ConsoleServerToClient {
-  /** A timeline entry was written or changed (a new message, a delivery decision, a status, a hold). */
-  message: (payload: { conversationId: string; message: MessageView }) => void;
+  /**
+   * Timeline entries written or changed (a new message, a delivery decision, a status, a hold), gathered
+   * over a short window (each message once, as it stands at the end of it).
+   */
+  messages: (payload: { changes: ConsoleMessageChange[] }) => void;
   /** Someone took the conversation over, or handed it back. */
   control: (payload: ConsoleControl) => void;
 }

@@ -1,78 +1,52 @@
 // Who speaks for the hub in a conversation: the agent, or a human who took over. While a human has it,
 // automated output is held; handing back runs one turn with a `handback` input and every held item.
-import { randomUUID } from "node:crypto";
 import type { HubContext } from "../context.js";
-import { getConversation } from "../conversations/conversations.js";
 import { postDirectMessage } from "../conversations/direct-messages.js";
-import { enqueueOutboxItems, recordOutboxItem } from "../delivery/outbox.js";
+import { requestTurn } from "../conversations/inbound.js";
+import { isUuid } from "../conversations/conversations.js";
 import { routeConversation } from "../delivery/deliver.js";
 import { route } from "../delivery/route.js";
-import { HubError } from "../errors.js";
-import { Prisma, type Conversation, type Message } from "../generated/prisma/client.js";
+import type { ConversationRow, MessageRow } from "../delivery/rows.js";
+import { HubError, notFound } from "../errors.js";
 
 export interface HumanAgent {
   id: string;
   name: string;
 }
 
-export async function takeOver(ctx: HubContext, conversationId: string, agent: HumanAgent): Promise<Conversation> {
-  const { id } = await getConversation(ctx.db, conversationId);
-  const taken = await ctx.db.$transaction(async (tx) => {
-    await tx.$queryRaw`SELECT id FROM "Conversation" WHERE id = ${id}::uuid FOR UPDATE`;
-    const conversation = await tx.conversation.findUniqueOrThrow({ where: { id } });
-    const holder = conversation.humanAgent as HumanAgent | null;
-    if (conversation.control === "human" && holder && holder.id !== agent.id) {
-      throw new HubError(409, "already_taken", `${holder.name} (${holder.id}) has this conversation`);
-    }
-    return tx.conversation.update({
-      where: { id },
-      data: { control: "human", humanAgent: { id: agent.id, name: agent.name } },
-    });
-  });
-  ctx.realtime.consoleControl(taken);
+async function conversationOf(ctx: HubContext, id: string): Promise<ConversationRow> {
+  const conversation = isUuid(id) ? await ctx.delivery.readConversation(id) : undefined;
+  if (!conversation) throw notFound("conversation");
+  return conversation;
+}
+
+export async function takeOver(ctx: HubContext, conversationId: string, agent: HumanAgent): Promise<ConversationRow> {
+  const { id } = await conversationOf(ctx, conversationId);
+  // Taken unless another human has it (the same human taking over again is fine).
+  const [taken] = await ctx.sql.query<ConversationRow>(
+    `UPDATE "Conversation" SET control = 'human', "humanAgent" = $2::jsonb, "updatedAt" = $3
+     WHERE id = $1::uuid AND (control <> 'human' OR "humanAgent"->>'id' = $4) RETURNING *`,
+    [id, JSON.stringify({ id: agent.id, name: agent.name }), ctx.now(), agent.id],
+  );
+  if (!taken) {
+    const holder = (await conversationOf(ctx, id)).humanAgent;
+    throw new HubError(
+      409,
+      "already_taken",
+      `${holder?.name ?? "someone"} (${holder?.id ?? "?"}) has this conversation`,
+    );
+  }
+  ctx.changes.publish({ type: "control", conversation: taken });
   return taken;
 }
 
-export async function handBack(ctx: HubContext, conversationId: string): Promise<Conversation> {
-  const { id } = await getConversation(ctx.db, conversationId);
-  const { conversation, itemId } = await ctx.db.$transaction(async (tx) => {
-    await tx.$queryRaw`SELECT id FROM "Conversation" WHERE id = ${id}::uuid FOR UPDATE`;
-    const current = await tx.conversation.findUniqueOrThrow({ where: { id } });
-    if (current.control !== "human") throw new HubError(409, "not_taken", "the agent already has this conversation");
-    const released = await tx.conversation.update({
-      where: { id },
-      data: { control: "agent", humanAgent: Prisma.DbNull },
-    });
-    // Held inputs go to the hand-back turn, in order. A reply a turn wrote just as the human took over is
-    // composed again there (its inputs join the turn); a direct message is routed as it is.
-    const heldReplies = await tx.message.findMany({
-      where: { conversationId: id, status: "held", role: "agent", turnId: { not: null } },
-      select: { id: true },
-    });
-    const replyIds = heldReplies.map((reply) => reply.id);
-    await tx.message.updateMany({
-      where: { id: { in: replyIds } },
-      data: { status: "superseded", statusReason: "composed again after the hand-back" },
-    });
-    await tx.outboxItem.updateMany({
-      where: { conversationId: id, OR: [{ state: "held" }, { replyMessageId: { in: replyIds } }] },
-      data: { state: "pending", replyMessageId: null },
-    });
-    await tx.message.updateMany({
-      where: { conversationId: id, status: "held", role: { in: ["agent", "human"] } },
-      data: { status: "pending" },
-    });
-    const handbackItemId = await recordOutboxItem(tx, {
-      conversationId: id,
-      key: `handback:${randomUUID()}`,
-      kind: "handback",
-      payload: { by: (current.humanAgent as HumanAgent | null)?.id ?? null },
-    });
-    return { conversation: released, itemId: handbackItemId };
-  });
-  await enqueueOutboxItems(ctx, [itemId]);
-  ctx.realtime.consoleControl(conversation);
-  return conversation;
+export async function handBack(ctx: HubContext, conversationId: string): Promise<ConversationRow> {
+  const { id } = await conversationOf(ctx, conversationId);
+  const released = await ctx.delivery.releaseOnHandback(id);
+  if (!released) throw new HubError(409, "not_taken", "the agent already has this conversation");
+  ctx.changes.publish({ type: "control", conversation: released });
+  await requestTurn(ctx, id);
+  return released;
 }
 
 /** A human agent's reply: routed as it is (never held by their own takeover). */
@@ -81,8 +55,8 @@ export async function postHumanMessage(
   conversationId: string,
   text: string,
   agent?: HumanAgent,
-): Promise<Message> {
-  const conversation = await getConversation(ctx.db, conversationId);
+): Promise<MessageRow> {
+  const conversation = await conversationOf(ctx, conversationId);
   // The channel's rules for a person's reply, checked before anything is recorded.
   const decided = route(routeConversation(ctx, conversation, false), { author: "human" }, ctx.now());
   if (decided.action === "fail" && decided.reason === "window_closed") {
@@ -96,7 +70,7 @@ export async function postHumanMessage(
   }
   return postDirectMessage(
     ctx,
-    conversation,
+    conversation.id,
     "human",
     text,
     agent ? { agent: { id: agent.id, name: agent.name } } : undefined,

@@ -1,9 +1,12 @@
 // Conversations: created by the agent runtime, widget sessions or inbound webhooks; one per (channel, account, contact).
 import { randomUUID } from "node:crypto";
 import type { Db } from "../db/client.js";
+import type { SqlQuery } from "../db/sql.js";
 import { notFound } from "../errors.js";
 import type { Conversation } from "../generated/prisma/client.js";
-import { windowOf, type Channel, type WindowState } from "./window.js";
+import { windowOf, type WindowState } from "../delivery/window.js";
+import { type Channel } from "../delivery/channel-port.js";
+import { conversationFromJson, type ConversationRow } from "../delivery/rows.js";
 
 export interface ConversationView {
   id: string;
@@ -17,7 +20,12 @@ export interface ConversationView {
   createdAt: string;
 }
 
-export function conversationView(conversation: Conversation, now: Date): ConversationView {
+type AnyConversation = Pick<
+  Conversation,
+  "id" | "channel" | "contact" | "name" | "control" | "lastInboundAt" | "createdAt"
+> & { humanAgent: unknown };
+
+export function conversationView(conversation: AnyConversation, now: Date): ConversationView {
   return {
     id: conversation.id,
     channel: conversation.channel,
@@ -31,20 +39,33 @@ export function conversationView(conversation: Conversation, now: Date): Convers
   };
 }
 
-/** Finds the conversation of (channel, account, contact) or creates it; safe under concurrent calls. */
+/** Finds the conversation of (channel, account, contact) or creates it, in one statement; safe under concurrency. */
 export async function findOrCreateConversation(
-  db: Db,
+  sql: SqlQuery,
   input: { channel: Channel; contact: string; account?: string; name?: string | undefined },
-): Promise<{ conversation: Conversation; created: boolean }> {
-  const key = { channel: input.channel, account: input.account ?? "", contact: input.contact };
-  const existing = await db.conversation.findUnique({ where: { channel_account_contact: key } });
-  if (existing) return { conversation: existing, created: false };
-  const { count } = await db.conversation.createMany({
-    data: [{ id: randomUUID(), ...key, name: input.name ?? null }],
-    skipDuplicates: true,
-  });
-  const conversation = await db.conversation.findUniqueOrThrow({ where: { channel_account_contact: key } });
-  return { conversation, created: count === 1 };
+): Promise<{ conversation: ConversationRow; created: boolean }> {
+  const [row] = await sql.query<{ created: Record<string, unknown> | null; existing: Record<string, unknown> | null }>(
+    `WITH created AS (
+       INSERT INTO "Conversation" (id, channel, account, contact, name, "createdAt", "updatedAt")
+       VALUES ($1::uuid, $2, $3, $4, $5, $6, $6)
+       ON CONFLICT (channel, account, contact) DO NOTHING RETURNING *)
+     SELECT (SELECT row_to_json(created) FROM created) AS created,
+       (SELECT row_to_json(c) FROM "Conversation" c WHERE channel = $2 AND account = $3 AND contact = $4) AS existing`,
+    [randomUUID(), input.channel, input.account ?? "", input.contact, input.name ?? null, new Date()],
+  );
+  if (row?.created) return { conversation: conversationFromJson(row.created), created: true };
+  if (row?.existing) return { conversation: conversationFromJson(row.existing), created: false };
+  // Created by a concurrent statement after this one's snapshot: now it is there.
+  const [existing] = await sql.query<ConversationRow>(
+    `SELECT * FROM "Conversation" WHERE channel = $1 AND account = $2 AND contact = $3`,
+    [input.channel, input.account ?? "", input.contact],
+  );
+  return { conversation: existing!, created: false };
+}
+
+export async function conversationExists(sql: SqlQuery, id: string): Promise<boolean> {
+  if (!isUuid(id)) return false;
+  return (await sql.query(`SELECT 1 FROM "Conversation" WHERE id = $1::uuid`, [id])).length > 0;
 }
 
 export async function getConversation(db: Db, id: string): Promise<Conversation> {

@@ -1,29 +1,23 @@
-// A message written for the person as it is — by the agent runtime on its own, or by a human agent —
-// recorded with what it owes in one commit, then routed by the conversation's next turn.
+// A message written for the person as it is — by the agent runtime on its own, or by a human agent: an
+// outgoing message, pending, routed by the conversation's next turn.
+import { randomUUID } from "node:crypto";
 import type { HubContext } from "../context.js";
-import { enqueueOutboxItems, recordOutboxItem } from "../delivery/outbox.js";
-import type { Conversation, Message } from "../generated/prisma/client.js";
-import { addMessage, type NewMessage } from "./timeline.js";
+import type { MessageRow } from "../delivery/rows.js";
+import { requestTurn } from "./inbound.js";
 
 export async function postDirectMessage(
   ctx: HubContext,
-  conversation: Conversation,
+  conversationId: string,
   role: "agent" | "human",
   text: string,
-  data?: NewMessage["data"],
-): Promise<Message> {
-  const { message, itemId } = await ctx.db.$transaction(async (tx) => {
-    const stored = await addMessage(tx, { conversationId: conversation.id, role, text, status: "pending", data });
-    const outboxItemId = await recordOutboxItem(tx, {
-      conversationId: conversation.id,
-      key: `${role}:${stored.id}`,
-      kind: role === "agent" ? "agent_message" : "human_message",
-      messageId: stored.id,
-      payload: { text },
-    });
-    return { message: stored, itemId: outboxItemId };
-  });
-  await enqueueOutboxItems(ctx, [itemId]);
-  ctx.realtime.consoleMessage(message);
-  return message;
+  data?: unknown,
+): Promise<MessageRow> {
+  const [message] = await ctx.sql.query<MessageRow>(
+    `INSERT INTO "Message" (id, "conversationId", role, text, data, status, "createdAt", "updatedAt")
+     VALUES ($1::uuid, $2::uuid, $3, $4, $5::jsonb, 'pending', $6, $6) RETURNING *`,
+    [randomUUID(), conversationId, role, text, data === undefined ? null : JSON.stringify(data), ctx.now()],
+  );
+  ctx.changes.publish({ type: "messages", conversationId, messages: [message!] });
+  await requestTurn(ctx, conversationId);
+  return message!;
 }

@@ -1,26 +1,6 @@
 // The conversation's timeline: every entry (user, agent, human, tool-call, tool-result, template, progress).
-import { randomUUID } from "node:crypto";
-import type { Db, Tx } from "../db/client.js";
-import type { Message, Prisma } from "../generated/prisma/client.js";
-
-export type MessageRole = "user" | "agent" | "human" | "tool_call" | "tool_result" | "template" | "progress";
-
-export interface NewMessage {
-  conversationId: string;
-  role: MessageRole;
-  text?: string | null;
-  data?: Prisma.InputJsonValue;
-  jobId?: string | null;
-  toolCallId?: string | null;
-  clientId?: string | null;
-  externalId?: string | null;
-  /** Delivery status for items meant for the person; absent for bookkeeping entries. */
-  status?: string | null;
-}
-
-export async function addMessage(tx: Tx | Db, message: NewMessage): Promise<Message> {
-  return tx.message.create({ data: { id: randomUUID(), ...message } });
-}
+import type { Db } from "../db/client.js";
+import type { Message } from "../generated/prisma/client.js";
 
 export interface MessageView {
   id: string;
@@ -36,7 +16,22 @@ export interface MessageView {
   createdAt: string;
 }
 
-export function messageView(message: Message): MessageView {
+/** A message as Prisma or the delivery core reads it. */
+type AnyMessage = Pick<
+  Message,
+  | "id"
+  | "conversationId"
+  | "role"
+  | "text"
+  | "jobId"
+  | "toolCallId"
+  | "status"
+  | "decision"
+  | "statusReason"
+  | "createdAt"
+> & { data: unknown };
+
+export function messageView(message: AnyMessage): MessageView {
   return {
     id: message.id,
     conversationId: message.conversationId,

@@ -11,15 +11,22 @@ import { PrismaClient } from "../generated/prisma/client.js";
 import { acquireDataLock } from "./data-lock.js";
 import { openDurablePglite } from "./durable-pglite.js";
 import { applyMigrations } from "./migrations.js";
+import { pgliteSql, poolSql, type Sql } from "./sql.js";
 
 export type Db = PrismaClient;
 /** The client handed to a function running inside `db.$transaction(async (tx) => …)`. */
 export type Tx = Parameters<Parameters<PrismaClient["$transaction"]>[0]>[0];
 
+/** Connections for everything but callbacks and webhooks, and for those alone. */
+const POOL_SIZE = 20;
+const INGEST_POOL_SIZE = 8;
+
 export interface Database {
   db: Db;
+  /** Single statements on the same connections as `db` (see sql.ts). */
+  sql: Sql;
   /** Callbacks and webhooks commit here: turns and widget traffic cannot take these connections. */
-  ingestDb: Db;
+  ingestSql: Sql;
   kind: "postgresql" | "embedded";
   appliedMigrations: string[];
   close(): Promise<void>;
@@ -46,15 +53,20 @@ export async function openDatabase(options: {
   const migrate = options.migrate ?? true;
   if (options.databaseUrl) {
     const appliedMigrations = migrate ? await migratePostgres(options.databaseUrl) : [];
-    const db = new PrismaClient({ adapter: new PrismaPg({ connectionString: options.databaseUrl, max: 20 }) });
-    const ingestDb = new PrismaClient({ adapter: new PrismaPg({ connectionString: options.databaseUrl, max: 8 }) });
+    const pool = new pg.Pool({ connectionString: options.databaseUrl, max: POOL_SIZE });
+    const ingestPool = new pg.Pool({ connectionString: options.databaseUrl, max: INGEST_POOL_SIZE });
+    // An idle connection the server dropped must not end the process; the next query reconnects.
+    for (const each of [pool, ingestPool]) each.on("error", () => undefined);
+    const db = new PrismaClient({ adapter: new PrismaPg(pool) });
     return {
       db,
-      ingestDb,
+      sql: poolSql(pool),
+      ingestSql: poolSql(ingestPool),
       kind: "postgresql",
       appliedMigrations,
       close: async () => {
-        await Promise.all([db.$disconnect(), ingestDb.$disconnect()]);
+        await db.$disconnect();
+        await Promise.all([pool.end(), ingestPool.end()]);
       },
     };
   }
@@ -78,8 +90,9 @@ export async function openDatabase(options: {
     const adapter = new PrismaPGlite(pglite);
     const appliedMigrations = migrate ? await applyMigrations(adapter) : [];
     const db = new PrismaClient({ adapter });
+    const sql = pgliteSql(pglite);
     // One connection in all: PGlite serves one client at a time, so callbacks share it.
-    return { db, ingestDb: db, kind: "embedded", appliedMigrations, close: () => close(db) };
+    return { db, sql, ingestSql: sql, kind: "embedded", appliedMigrations, close: () => close(db) };
   } catch (error) {
     await close().catch(() => undefined);
     throw error;

@@ -1,57 +1,128 @@
-// Acting on the routing core's decision for one message, at the moment of sending, and recording it.
-// Call under the conversation's turn lease.
-import type { TemplateMessage } from "../channels/channel.js";
-import { renderTemplate } from "../channels/whatsapp/template.js";
-import { randomUUID } from "node:crypto";
+// Routing one outgoing message at the moment of sending: the routing core decides on the conversation as it
+// stands, the channel adapter speaks the channel, and the outcome is recorded through delivery-state (on
+// the message and on the inputs it answers). A decision that depends on the conversation (hold, wait for
+// the person) is recorded only if the conversation has not changed meanwhile; otherwise it is routed again.
 import type { HubContext } from "../context.js";
-import type { Channel } from "../conversations/window.js";
-import type { Conversation, Message } from "../generated/prisma/client.js";
-import { route, type Route, type RouteConversation } from "./route.js";
+import type { SendOutcome, TemplateMessage, TemplateOutcome } from "./channel-port.js";
+import type { Recorded } from "./delivery-state.js";
+import { renderTemplate } from "./template.js";
+import type { ConversationRow, MessageRow } from "./rows.js";
+import { route, type RouteConversation } from "./route.js";
+
+/** A conversation changing under the same message more often than this is not worth chasing further. */
+const MAX_REROUTES = 5;
 
 export function routeConversation(
   ctx: HubContext,
-  conversation: Conversation,
+  conversation: ConversationRow,
   templateAvailable: boolean,
 ): RouteConversation {
   return {
-    channel: conversation.channel as Channel,
+    channel: conversation.channel,
     control: conversation.control === "human" ? "human" : "agent",
     lastInboundAt: conversation.lastInboundAt,
     templateSentAt: conversation.templateSentAt,
     windowClosedAt: conversation.windowClosedAt,
-    channelEnabled: ctx.channels[conversation.channel as Channel]?.enabled ?? false,
+    channelEnabled: ctx.channels[conversation.channel]?.enabled ?? false,
     templateAvailable,
   };
 }
 
-interface Recorded {
-  status: string;
-  decision: string;
-  reason: string | null;
-  externalId?: string;
-}
+const failed = (outcome: { code: string; title?: string | undefined }): Recorded => ({
+  status: "failed",
+  decision: "failed",
+  reason: `${outcome.code}${outcome.title ? ` ${outcome.title}` : ""}`,
+});
 
-/** The job a message speaks for: its own, or that of the first input its turn answered. */
-async function jobOf(ctx: HubContext, message: Message) {
-  const jobId =
-    message.jobId ??
-    (
-      await ctx.db.outboxItem.findFirst({
-        where: { replyMessageId: message.id, jobId: { not: null } },
-        orderBy: { seq: "asc" },
-      })
-    )?.jobId;
-  return jobId ? ctx.db.job.findUnique({ where: { id: jobId } }) : null;
+export async function deliver(ctx: HubContext, start: ConversationRow, message: MessageRow): Promise<MessageRow> {
+  let conversation = start;
+  const author = message.role === "human" ? "human" : "agent";
+  const channel = ctx.channels[conversation.channel];
+  for (let attempt = 0; ; attempt++) {
+    // Whether a template could bring the person back; which one is looked up only when it is needed.
+    const templates = author === "agent" && Boolean(channel?.sendTemplate);
+    const decided = route(routeConversation(ctx, conversation, templates), { author }, ctx.now());
+    let recorded: Recorded;
+    let guarded = false;
+    if (decided.action === "push" || decided.action === "send") {
+      const outcome: SendOutcome = await channel!.send(conversation, message, {
+        humanAgentTag: decided.reason === "human_agent_tag",
+      });
+      if (outcome.status === "window_closed") {
+        // The channel knows better than our clock: the window is closed. Remember it and decide again.
+        conversation = await ctx.delivery.markWindowClosed(conversation.id);
+        continue;
+      }
+      recorded =
+        outcome.status === "failed"
+          ? failed(outcome)
+          : {
+              status: outcome.status,
+              decision: outcome.decision,
+              reason: decided.reason,
+              ...("externalId" in outcome && outcome.externalId ? { externalId: outcome.externalId } : {}),
+            };
+    } else if (decided.action === "template") {
+      const template = await templateFor(ctx, conversation, message);
+      if (template) {
+        const sent: TemplateOutcome = await channel!.sendTemplate!(conversation, template);
+        if (sent.status === "failed") recorded = failed(sent);
+        else {
+          await ctx.delivery.recordTemplate(conversation.id, {
+            name: template.name,
+            data: { template, for: message.id },
+            externalId: sent.externalId || null,
+          });
+          recorded = { status: "awaiting_reply", decision: "template", reason: "window_closed" };
+        }
+      } else {
+        recorded = { status: "awaiting_reply", decision: "awaiting_reply", reason: "window_closed_no_template" };
+      }
+      guarded = true;
+    } else {
+      recorded = { status: decided.decision, decision: decided.decision, reason: decided.reason };
+      // Held or waiting only while what decided it stands (a hand-back or the person's message may land).
+      guarded = decided.action === "hold" || decided.action === "await_reply";
+    }
+
+    const outcome = await ctx.delivery.recordDecision(
+      message,
+      recorded,
+      guarded ? { control: conversation.control, lastInboundAt: conversation.lastInboundAt } : undefined,
+    );
+    if (outcome === "stale" && attempt < MAX_REROUTES) {
+      conversation = (await ctx.delivery.readConversation(conversation.id)) ?? conversation;
+      continue;
+    }
+    const decidedMessage = outcome === "stale" ? message : outcome.message;
+    ctx.log.info(
+      {
+        conversation_id: conversation.id,
+        job_id: message.jobId,
+        message_id: message.id,
+        decision: recorded.decision,
+        reason: recorded.reason,
+      },
+      "delivery decision",
+    );
+    ctx.metrics.deliveries.inc({ channel: conversation.channel, decision: recorded.decision });
+    if (recorded.decision === "failed") {
+      ctx.metrics.sendFailures.inc({
+        channel: conversation.channel,
+        code: (recorded.reason ?? "").split(" ")[0] ?? "",
+      });
+    }
+    return decidedMessage;
+  }
 }
 
 /** The template for this message: its tool's `whatsapp_template`, else the hub-wide default. */
 async function templateFor(
   ctx: HubContext,
-  conversation: Conversation,
-  message: Message,
+  conversation: ConversationRow,
+  message: MessageRow,
 ): Promise<TemplateMessage | undefined> {
-  if (conversation.channel !== "whatsapp" || !ctx.channels.whatsapp.sendTemplate) return undefined;
-  const job = await jobOf(ctx, message);
+  const job = await ctx.delivery.jobOf(message);
   const declared = (job && ctx.tools.get(job.tool)?.async?.template) ?? ctx.config.meta.defaultTemplate;
   if (!declared) return undefined;
   const result = job?.result as { message?: string } | null | undefined;
@@ -60,149 +131,4 @@ async function templateFor(
     "tool.name": job?.tool ?? "",
     "contact.name": conversation.name ?? "",
   });
-}
-
-export async function deliverMessage(ctx: HubContext, message: Message): Promise<Message> {
-  let conversation = await ctx.db.conversation.findUniqueOrThrow({ where: { id: message.conversationId } });
-  const author = message.role === "human" ? "human" : "agent";
-  // Whether a template could bring the person back; which one is looked up only when it is needed.
-  const templates =
-    author === "agent" && conversation.channel === "whatsapp" && Boolean(ctx.channels.whatsapp.sendTemplate);
-  let decided: Route = route(routeConversation(ctx, conversation, templates), { author }, ctx.now());
-  let recorded: Recorded | undefined;
-
-  if (decided.action === "push" || decided.action === "send") {
-    const channel = ctx.channels[conversation.channel as Channel];
-    const outcome = await channel.send(conversation, message, { humanAgentTag: decided.reason === "human_agent_tag" });
-    if (outcome.status === "window_closed") {
-      // Meta knows better than our clock: the window is closed. Remember it and decide again.
-      conversation = await ctx.db.conversation.update({
-        where: { id: conversation.id },
-        data: { windowClosedAt: ctx.now() },
-      });
-      decided = route(routeConversation(ctx, conversation, templates), { author }, ctx.now());
-    } else if (outcome.status === "failed") {
-      recorded = {
-        status: "failed",
-        decision: "failed",
-        reason: `${outcome.code}${outcome.title ? ` ${outcome.title}` : ""}`,
-      };
-    } else {
-      recorded = {
-        status: outcome.status,
-        decision: outcome.decision,
-        reason: decided.reason,
-        ...("externalId" in outcome && outcome.externalId ? { externalId: outcome.externalId } : {}),
-      };
-    }
-  }
-  if (!recorded && decided.action === "template") {
-    const template = await templateFor(ctx, conversation, message);
-    recorded = template
-      ? await sendTemplate(ctx, conversation, message, template)
-      : { status: "awaiting_reply", decision: "awaiting_reply", reason: "window_closed_no_template" };
-  }
-  if (!recorded) {
-    recorded =
-      decided.action === "hold" || decided.action === "await_reply" || decided.action === "fail"
-        ? { status: decided.decision, decision: decided.decision, reason: decided.reason }
-        : { status: "awaiting_reply", decision: "awaiting_reply", reason: "window_closed" };
-  }
-  ctx.log.info(
-    {
-      conversation_id: conversation.id,
-      job_id: message.jobId,
-      message_id: message.id,
-      decision: recorded.decision,
-      reason: recorded.reason,
-    },
-    "delivery decision",
-  );
-  const data = {
-    status: recorded.status,
-    decision: recorded.decision,
-    statusReason: recorded.reason,
-    ...(recorded.externalId ? { externalId: recorded.externalId } : {}),
-  };
-  if (recorded.status === "held" || recorded.status === "awaiting_reply") {
-    // Held or waiting only if what decided it still stands: a hand-back or the person's new message may
-    // have committed meanwhile (both take this lock), and then the message is routed again.
-    const decidedOn = conversation;
-    const stands = await ctx.db.$transaction(async (tx) => {
-      await tx.$queryRaw`SELECT id FROM "Conversation" WHERE id = ${decidedOn.id}::uuid FOR UPDATE`;
-      const now = await tx.conversation.findUniqueOrThrow({ where: { id: decidedOn.id } });
-      if (now.control !== decidedOn.control || now.lastInboundAt?.getTime() !== decidedOn.lastInboundAt?.getTime()) {
-        return false;
-      }
-      await tx.message.updateMany({ where: { id: message.id }, data });
-      if (recorded.status === "awaiting_reply" && message.turnId) {
-        // The window is closed: what this reply answered waits for the person's next message, whose turn
-        // composes it again (the reply itself is then superseded).
-        await tx.outboxItem.updateMany({ where: { replyMessageId: message.id }, data: { state: "awaiting_reply" } });
-      }
-      return true;
-    });
-    if (!stands) return deliverMessage(ctx, message);
-    return settled(ctx, conversation, { ...message, ...data, updatedAt: ctx.now() });
-  }
-  if (recorded.externalId && conversation.channel === "instagram") {
-    // Instagram echoes each send: the echo may have been recorded first, under the same id.
-    await ctx.db.message.deleteMany({ where: { externalId: recorded.externalId, statusReason: "echo" } });
-  }
-  // A read receipt may have raced the push: the person having read it outranks "delivered".
-  const { count } = await ctx.db.message.updateMany({ where: { id: message.id, status: { not: "read" } }, data });
-  let updated: Message = { ...message, ...data, updatedAt: ctx.now() };
-  if (count === 0) {
-    const kept = { decision: data.decision, statusReason: data.statusReason };
-    await ctx.db.message.updateMany({ where: { id: message.id }, data: kept });
-    updated = { ...message, ...kept, status: "read", updatedAt: ctx.now() };
-  }
-  return settled(ctx, conversation, updated);
-}
-
-/** What follows every decision: metrics and the console. */
-function settled(ctx: HubContext, conversation: Conversation, message: Message): Message {
-  ctx.metrics.deliveries.inc({ channel: conversation.channel, decision: message.decision ?? "" });
-  if (message.decision === "failed") {
-    ctx.metrics.sendFailures.inc({
-      channel: conversation.channel,
-      code: (message.statusReason ?? "").split(" ")[0] ?? "",
-    });
-  }
-  ctx.realtime.consoleMessage(message);
-  return message;
-}
-
-/** Sends the template once for this waiting period; the message then waits for the person's answer. */
-async function sendTemplate(
-  ctx: HubContext,
-  conversation: Conversation,
-  message: Message,
-  template: TemplateMessage,
-): Promise<Recorded> {
-  const outcome = await ctx.channels.whatsapp.sendTemplate!(conversation, template);
-  if (outcome.status === "failed") {
-    return {
-      status: "failed",
-      decision: "failed",
-      reason: `${outcome.code}${outcome.title ? ` ${outcome.title}` : ""}`,
-    };
-  }
-  await ctx.db.$transaction([
-    ctx.db.conversation.update({ where: { id: conversation.id }, data: { templateSentAt: ctx.now() } }),
-    ctx.db.message.create({
-      data: {
-        id: randomUUID(),
-        conversationId: conversation.id,
-        role: "template",
-        text: template.name,
-        data: { template: JSON.parse(JSON.stringify(template)), for: message.id },
-        externalId: outcome.externalId || null,
-        status: "sent",
-        decision: "template",
-        statusReason: "window_closed",
-      },
-    }),
-  ]);
-  return { status: "awaiting_reply", decision: "template", reason: "window_closed" };
 }

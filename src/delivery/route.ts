@@ -1,6 +1,7 @@
 // The routing core: for one item and one conversation, at the moment of sending, what to do and why.
 // Pure: no database, no clock of its own (SPEC §1 table, §4).
-import { WIDGET_CHANNELS, WINDOW_MS, type Channel } from "../conversations/window.js";
+import { WINDOW_MS } from "./window.js";
+import { WIDGET_CHANNELS, type Channel } from "./channel-port.js";
 
 /** Instagram lets a human agent answer up to 7 days after the person's last message (HUMAN_AGENT tag). */
 export const HUMAN_AGENT_TAG_MS = 7 * 24 * 3_600_000;

@@ -1,15 +1,13 @@
-// POST /callbacks/{token}: a backend's progress or result for one job (SPEC §2.3). The answer is given
-// only after the outcome, its timeline entry and its outbox item are committed together.
-import { randomUUID } from "node:crypto";
+// POST /callbacks/{token}: a backend's progress or result for one job (SPEC §2.3). The answer is given only
+// after the outcome, its timeline entry and its turn input are committed together — one statement — and
+// the conversation's turn is asked for.
 import { z } from "zod";
 import type { HubContext } from "../context.js";
-import { addMessage } from "../conversations/timeline.js";
-import { asJson } from "../db/json.js";
-import { enqueueOutboxItems, recordOutboxItem } from "../delivery/outbox.js";
 import { HubError, UnavailableError } from "../errors.js";
-import type { Job, Message } from "../generated/prisma/client.js";
+import { errorKey } from "../log-throttle.js";
 import { mapResponse } from "../tools/map-response.js";
 import { verifyCallbackToken } from "./callback-token.js";
+import { commitProgress, commitResult, readJob, readJobWithControl } from "./job-store.js";
 import { disarmTimeout } from "./timeouts.js";
 
 export const PROGRESS_KEPT = 50;
@@ -49,137 +47,96 @@ export function parseCallbackBody(body: unknown): CallbackBody {
 
 export type CallbackAnswer = { ok: true; duplicate?: true };
 
-const jobEnded = (job: Job) => new HubError(409, "job_ended", `the job has ended (${job.status})`);
+const jobEnded = (status: string) => new HubError(409, "job_ended", `the job has ended (${status})`);
+const unknownJob = () => new HubError(404, "not_found", "unknown or expired callback");
 
-export async function handleCallback(ctx: HubContext, token: string, rawBody: unknown): Promise<CallbackAnswer> {
-  const jobId = verifyCallbackToken(ctx.config.secrets.callbackSecret, token, ctx.now());
-  if (!jobId) throw new HubError(404, "not_found", "unknown or expired callback");
-  const body = parseCallbackBody(rawBody);
-  // The outcome is queued right after commit; refuse now rather than accept what cannot be queued soon.
-  if (!ctx.queues.isReady()) throw new UnavailableError("queue");
-
-  let outcome: {
-    answer: CallbackAnswer;
-    itemId?: string | undefined;
-    ended?: boolean;
-    job: Job & { conversation: { control: string } };
-    message?: Message;
-  };
+/** Commits on the callbacks' own connections; a database that cannot answer is a 503 to retry later. */
+async function committed<T>(work: Promise<T>): Promise<T> {
   try {
-    outcome = await ctx.ingestDb.$transaction(async (tx) => {
-      const locked = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM "Job" WHERE id = ${jobId}::uuid FOR UPDATE`;
-      const job = locked.length
-        ? await tx.job.findUnique({ where: { id: jobId }, include: { conversation: { select: { control: true } } } })
-        : null;
-      if (!job) throw new HubError(404, "not_found", "unknown or expired callback");
-      const tool = ctx.tools.get(job.tool);
-
-      if ("result" in body) {
-        if (job.status === "succeeded" || job.status === "failed")
-          return { answer: { ok: true, duplicate: true }, job };
-        if (job.status !== "running") throw jobEnded(job);
-        const ok = body.result === "ok";
-        const result = ok ? mapResponse(tool?.respond ?? {}, body) : null;
-        const errorText = ok ? null : (body.message ?? "The job failed.");
-        await tx.job.update({
-          where: { id: jobId },
-          data: {
-            status: ok ? "succeeded" : "failed",
-            result: result ? asJson(result) : undefined,
-            error: errorText,
-            runningKey: null,
-            endedAt: ctx.now(),
-          },
-        });
-        const message = await addMessage(tx, {
-          conversationId: job.conversationId,
-          role: "tool_result",
-          text: ok ? (result?.message ?? null) : errorText,
-          data: ok ? { outcome: "succeeded", result: asJson(result) } : { outcome: "failed", reason: "error" },
-          jobId,
-          toolCallId: job.toolCallId,
-          status: "pending",
-        });
-        const itemId = await recordOutboxItem(tx, {
-          conversationId: job.conversationId,
-          key: `result:${jobId}`,
-          kind: ok ? "tool_result" : "tool_failed",
-          jobId,
-          messageId: message.id,
-          payload: ok
-            ? { jobId, tool: job.tool, toolCallId: job.toolCallId, result: asJson(result) }
-            : { jobId, tool: job.tool, toolCallId: job.toolCallId, reason: "error", message: errorText },
-        });
-        return { answer: { ok: true }, itemId, ended: true, job, message };
-      }
-
-      if (job.status !== "running") throw jobEnded(job);
-      const progress = await tx.jobProgress.create({
-        data: { id: randomUUID(), jobId, text: body.progress, notify: body.notify === true },
-      });
-      const oldest = await tx.jobProgress.findFirst({
-        where: { jobId },
-        orderBy: { seq: "desc" },
-        skip: PROGRESS_KEPT - 1,
-        select: { seq: true },
-      });
-      if (oldest) await tx.jobProgress.deleteMany({ where: { jobId, seq: { lt: oldest.seq } } });
-      if (!body.notify || job.notifyCount >= NOTIFY_LIMIT) return { answer: { ok: true }, job };
-
-      await tx.job.update({ where: { id: jobId }, data: { notifyCount: { increment: 1 } } });
-      await tx.jobProgress.update({ where: { id: progress.id }, data: { delivered: true } });
-      const message = await addMessage(tx, {
-        conversationId: job.conversationId,
-        role: "progress",
-        text: body.progress,
-        jobId,
-        toolCallId: job.toolCallId,
-        status: "pending",
-      });
-      const itemId = await recordOutboxItem(tx, {
-        conversationId: job.conversationId,
-        key: `progress:${progress.id}`,
-        kind: "progress",
-        jobId,
-        messageId: message.id,
-        payload: { jobId, tool: job.tool, toolCallId: job.toolCallId, progress: body.progress },
-      });
-      return { answer: { ok: true }, itemId, job, message };
-    });
+    return await work;
   } catch (error) {
     if (error instanceof HubError) throw error;
     throw new UnavailableError("store", error);
   }
+}
 
-  const { job } = outcome;
-  ctx.log.info(
-    {
-      conversation_id: job.conversationId,
-      job_id: job.id,
-      tool: job.tool,
-      duplicate: outcome.answer.duplicate === true,
-    },
-    "result" in body ? "job result received" : "job progress received",
-  );
-  await enqueueOutboxItems(ctx, [outcome.itemId], ctx.ingestDb);
-  if (outcome.message) ctx.realtime.consoleMessage(outcome.message);
-  if (outcome.ended) {
+export async function handleCallback(ctx: HubContext, token: string, rawBody: unknown): Promise<CallbackAnswer> {
+  const jobId = verifyCallbackToken(ctx.config.secrets.callbackSecret, token, ctx.now());
+  if (!jobId) throw unknownJob();
+  const body = parseCallbackBody(rawBody);
+  // What a commit owes is queued right after it; refuse now rather than accept what cannot be queued soon.
+  if (!ctx.queues.isReady()) throw new UnavailableError("queue");
+  const sql = ctx.ingestSql;
+  const job = await committed(readJobWithControl(sql, jobId));
+  if (!job) throw unknownJob();
+  const log = { conversation_id: job.conversationId, job_id: job.id, tool: job.tool };
+  const payloadBase = { jobId, tool: job.tool, toolCallId: job.toolCallId };
+
+  if ("result" in body) {
+    if (job.status === "succeeded" || job.status === "failed") return { ok: true, duplicate: true };
+    if (job.status !== "running") throw jobEnded(job.status);
+    const ok = body.result === "ok";
+    const mapped = ok ? mapResponse(ctx.tools.get(job.tool)?.respond ?? {}, body) : null;
+    const errorText = ok ? null : (body.message ?? "The job failed.");
+    const entry = await committed(
+      commitResult(sql, {
+        job,
+        status: ok ? "succeeded" : "failed",
+        mapped,
+        error: errorText,
+        text: ok ? (mapped?.message ?? null) : errorText,
+        payload: ok ? { ...payloadBase, result: mapped } : { ...payloadBase, reason: "error", message: errorText },
+        at: ctx.now(),
+      }),
+    );
+    if (!entry) {
+      // Another answer won the race for this job: a result was a duplicate; a timeout or cancel ended it.
+      const now = await committed(readJob(sql, jobId));
+      if (now?.status === "succeeded" || now?.status === "failed") return { ok: true, duplicate: true };
+      throw jobEnded(now?.status ?? "unknown");
+    }
+    ctx.log.info(log, "job result received");
+    await ctx.turns
+      .request(job.conversationId)
+      .catch((error: unknown) =>
+        ctx.warnRepeated(`request:${errorKey(error)}`, { err: error, ...log }, "turn not requested; the sweep will"),
+      );
     await disarmTimeout(ctx, job.id);
-    ctx.metrics.jobsEnded.inc({
+    ctx.changes.publish({ type: "messages", conversationId: job.conversationId, messages: [entry] });
+    ctx.metrics.jobsEnded.inc({ tool: job.tool, status: ok ? "succeeded" : "failed" });
+    return { ok: true };
+  }
+
+  if (job.status !== "running") throw jobEnded(job.status);
+  const outcome = await committed(
+    commitProgress(sql, {
+      jobId,
+      text: body.progress,
+      notify: body.notify === true,
+      notifyLimit: NOTIFY_LIMIT,
+      kept: PROGRESS_KEPT,
+      payload: { ...payloadBase, progress: body.progress },
+      at: ctx.now(),
+    }),
+  );
+  if (!outcome.running) throw jobEnded("ended");
+  ctx.log.info(log, "job progress received");
+  if (outcome.entry) {
+    await ctx.turns
+      .request(job.conversationId)
+      .catch((error: unknown) =>
+        ctx.warnRepeated(`request:${errorKey(error)}`, { err: error, ...log }, "turn not requested; the sweep will"),
+      );
+    ctx.changes.publish({ type: "messages", conversationId: job.conversationId, messages: [outcome.entry] });
+  }
+  // While a human has the conversation, the person hears nothing automated, progress included.
+  if (job.control !== "human") {
+    ctx.realtime.progress(job.conversationId, {
+      jobId: job.id,
       tool: job.tool,
-      status: "result" in body && body.result === "ok" ? "succeeded" : "failed",
+      text: body.progress,
+      at: ctx.now().toISOString(),
     });
   }
-  if ("progress" in body) {
-    // While a human has the conversation, the person hears nothing automated, progress included.
-    if (job.conversation.control !== "human") {
-      ctx.realtime.progress(job.conversationId, {
-        jobId: job.id,
-        tool: job.tool,
-        text: body.progress,
-        at: ctx.now().toISOString(),
-      });
-    }
-  }
-  return outcome.answer;
+  return { ok: true };
 }

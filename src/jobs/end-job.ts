@@ -1,10 +1,9 @@
 // Ending a running job without a result: by its timeout or by a cancel. The job leaves `running`, the
-// backend is owed its cancel request, and the person is owed a failure notice — all in one commit.
+// backend is owed its cancel request, and the person is owed a failure notice — all in one statement.
 import type { HubContext } from "../context.js";
-import { addMessage } from "../conversations/timeline.js";
-import { enqueueOutboxItems, recordOutboxItem } from "../delivery/outbox.js";
-import type { Job } from "../generated/prisma/client.js";
+import { errorKey } from "../log-throttle.js";
 import { enqueueCancelRequest } from "./cancel-requests.js";
+import { commitEnd, readJob, type JobRow } from "./job-store.js";
 
 export type EndReason = "timeout" | "cancelled";
 
@@ -19,51 +18,29 @@ export async function endJob(
   jobId: string,
   reason: EndReason,
   by?: string,
-): Promise<{ job: Job | null; ended: boolean }> {
+): Promise<{ job: JobRow | undefined; ended: boolean }> {
   const { status, text } = ending[reason];
-  const outcome = await ctx.db.$transaction(async (tx) => {
-    const job = await tx.job.findUnique({ where: { id: jobId } });
-    if (!job) return { job: null, ended: false, itemId: undefined };
-    const tool = ctx.tools.get(job.tool);
-    const { count } = await tx.job.updateMany({
-      where: { id: jobId, status: "running" },
-      data: {
-        status,
-        runningKey: null,
-        endedAt: ctx.now(),
-        cancelRequest: tool?.async?.cancel ? "pending" : "not_declared",
-        cancelledBy: by ?? null,
-      },
-    });
-    if (count === 0) return { job, ended: false, itemId: undefined };
-    const message = await addMessage(tx, {
-      conversationId: job.conversationId,
-      role: "tool_result",
-      text,
-      data: { outcome: status, reason },
-      jobId,
-      toolCallId: job.toolCallId,
-      status: "pending",
-    });
-    const itemId = await recordOutboxItem(tx, {
-      conversationId: job.conversationId,
-      key: `failed:${jobId}`,
-      kind: "tool_failed",
-      jobId,
-      messageId: message.id,
-      payload: { jobId, tool: job.tool, toolCallId: job.toolCallId, reason, message: text },
-    });
-    return { job: await tx.job.findUniqueOrThrow({ where: { id: jobId } }), ended: true, itemId, message };
+  const job = await readJob(ctx.sql, jobId);
+  if (!job || job.status !== "running") return { job, ended: false };
+  const ended = await commitEnd(ctx.sql, {
+    job,
+    status,
+    reason,
+    text,
+    cancelRequest: ctx.tools.get(job.tool)?.async?.cancel ? "pending" : "not_declared",
+    by: by ?? null,
+    at: ctx.now(),
   });
-  if (outcome.ended && outcome.job) {
-    ctx.metrics.jobsEnded.inc({ tool: outcome.job.tool, status });
-    ctx.log.info(
-      { conversation_id: outcome.job.conversationId, job_id: jobId, tool: outcome.job.tool },
-      `job ${status}`,
+  if (!ended) return { job: await readJob(ctx.sql, jobId), ended: false };
+  const log = { conversation_id: job.conversationId, job_id: jobId, tool: job.tool };
+  ctx.metrics.jobsEnded.inc({ tool: job.tool, status });
+  ctx.log.info(log, `job ${status}`);
+  ctx.changes.publish({ type: "messages", conversationId: job.conversationId, messages: [ended.entry] });
+  await ctx.turns
+    .request(job.conversationId)
+    .catch((error: unknown) =>
+      ctx.warnRepeated(`request:${errorKey(error)}`, { err: error, ...log }, "turn not requested; the sweep will"),
     );
-    await enqueueOutboxItems(ctx, [outcome.itemId]);
-    if (outcome.message) ctx.realtime.consoleMessage(outcome.message);
-    if (outcome.job.cancelRequest === "pending") await enqueueCancelRequest(ctx, jobId);
-  }
-  return { job: outcome.job, ended: outcome.ended };
+  if (ended.job.cancelRequest === "pending") await enqueueCancelRequest(ctx, jobId);
+  return { job: ended.job, ended: true };
 }

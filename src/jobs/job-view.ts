@@ -1,7 +1,11 @@
 // The JSON shape of a job in API answers.
-import type { Job, JobProgress } from "../generated/prisma/client.js";
+import type { JobProgress } from "../generated/prisma/client.js";
+import type { JobRow } from "./job-store.js";
 
-export type JobStatus = "running" | "succeeded" | "failed" | "timed_out" | "cancelled";
+/** A job as Prisma or the job store reads it. */
+type AnyJob = Omit<JobRow, "status" | "arguments" | "result"> & { status: string; arguments: unknown; result: unknown };
+
+export type { JobStatus } from "./job-store.js";
 
 export interface JobView {
   id: string;
@@ -19,7 +23,7 @@ export interface JobView {
   endedAt: string | null;
 }
 
-export function jobView(job: Job, progress: JobProgress[] = []): JobView {
+export function jobView(job: AnyJob, progress: Pick<JobProgress, "text" | "notify" | "createdAt">[] = []): JobView {
   return {
     id: job.id,
     conversationId: job.conversationId,

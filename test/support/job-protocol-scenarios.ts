@@ -40,7 +40,7 @@ export function defineJobProtocolTests(database: "postgresql" | "embedded"): voi
       expect(start.path).toBe("/vatio/match");
       expect(start.headers.jobId).toBe(jobId);
       expect(start.headers.callbackUrl).toMatch(
-        new RegExp(`^${hub.config.publicUrl}/callbacks/[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$`),
+        new RegExp(`^${hub.ctx.publicUrl()}/callbacks/[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$`),
       );
       expect(start.body).toEqual({ reason: "anxiety", area: "Ñuñoa", source: "hub" });
       const job = await hub.api("GET", `/v1/jobs/${jobId}`);
@@ -87,7 +87,7 @@ export function defineJobProtocolTests(database: "postgresql" | "embedded"): voi
       const messages = (await hub.api("GET", `/v1/conversations/${conversation}/messages`)).body.messages;
       expect(messages.slice(0, 2).map((m: { role: string }) => m.role)).toEqual(["tool_call", "tool_result"]);
       expect(messages[1]).toMatchObject({ text: "2 found", jobId, toolCallId: "call_1" });
-      const items = await hub.db.outboxItem.findMany({ where: { jobId } });
+      const items = await hub.db.turnInput.findMany({ where: { jobId } });
       expect(items).toHaveLength(1);
       expect(items[0]).toMatchObject({ kind: "tool_result", key: `result:${jobId}`, messageId: messages[1].id });
     });
@@ -99,17 +99,17 @@ export function defineJobProtocolTests(database: "postgresql" | "embedded"): voi
       const answers = await Promise.all(Array.from({ length: 8 }, () => backend.post(jobId, body)));
       expect(answers.every((answer) => answer.status === 200)).toBe(true);
       expect(answers.filter((answer) => (answer.body as { duplicate?: boolean }).duplicate !== true)).toHaveLength(1);
-      const items = await hub.db.outboxItem.findMany({ where: { jobId } });
+      const items = await hub.db.turnInput.findMany({ where: { jobId } });
       expect(items).toHaveLength(1);
       const results = await hub.db.message.count({ where: { jobId, role: "tool_result" } });
       expect(results).toBe(1);
       // The item went through one turn: one reply (the built-in composer's) answers it.
       const done = await eventually(async () => {
-        const item = await hub.db.outboxItem.findUniqueOrThrow({ where: { id: items[0]!.id } });
-        return item.state === "done" && item;
+        const item = await hub.db.turnInput.findUniqueOrThrow({ where: { id: items[0]!.id } });
+        return item.state === "answered" && item;
       }, "the item answered");
       const replies = await hub.db.message.findMany({ where: { conversationId: conversation, role: "agent" } });
-      expect(replies.map((reply) => reply.id)).toEqual([done.replyMessageId]);
+      expect(replies.map((reply) => reply.id)).toEqual([done.replyId]);
       expect(replies[0]!.text).toContain("3 found");
     });
 
@@ -119,7 +119,7 @@ export function defineJobProtocolTests(database: "postgresql" | "embedded"): voi
       expect((await backend.post(jobId, { result: "error", message: "Supplier did not answer" })).status).toBe(200);
       const job = (await hub.api("GET", `/v1/jobs/${jobId}`)).body.job;
       expect(job).toMatchObject({ status: "failed", error: "Supplier did not answer" });
-      const item = await hub.db.outboxItem.findFirstOrThrow({ where: { jobId } });
+      const item = await hub.db.turnInput.findFirstOrThrow({ where: { jobId } });
       expect(item.kind).toBe("tool_failed");
       expect(item.payload).toMatchObject({ reason: "error", message: "Supplier did not answer" });
     });
@@ -131,13 +131,13 @@ export function defineJobProtocolTests(database: "postgresql" | "embedded"): voi
         status: 200,
         body: { ok: true },
       });
-      expect(await hub.db.outboxItem.count({ where: { jobId } })).toBe(0);
+      expect(await hub.db.turnInput.count({ where: { jobId } })).toBe(0);
       for (let i = 1; i <= 20; i++) {
         expect((await backend.post(jobId, { progress: `notify ${i}`, notify: true })).status).toBe(200);
       }
       for (let i = 1; i <= 40; i++) expect((await backend.post(jobId, { progress: `step ${i}` })).status).toBe(200);
 
-      const items = await hub.db.outboxItem.findMany({ where: { jobId }, orderBy: { seq: "asc" } });
+      const items = await hub.db.turnInput.findMany({ where: { jobId }, orderBy: { seq: "asc" } });
       expect(items).toHaveLength(16);
       expect(items.every((item) => item.kind === "progress")).toBe(true);
       expect((items[15]!.payload as { progress: string }).progress).toBe("notify 16");

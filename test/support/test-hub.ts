@@ -1,8 +1,10 @@
 // Starts a real hub (HTTP server, workers, PostgreSQL or embedded database, Redis) for a test file.
+import { randomUUID } from "node:crypto";
 import { mkdtempSync, writeFileSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Writable } from "node:stream";
+import type { Queue } from "bullmq";
 import { loadConfig, type Config } from "../../src/config.js";
 import { startHub, type Hub } from "../../src/hub.js";
 import { createLogger } from "../../src/logger.js";
@@ -155,21 +157,39 @@ export class TestHub {
   }
 
   /**
+   * What a process that died right after its commit leaves behind: the person's message and its turn input,
+   * committed a minute ago, with no turn ever asked for. Returns the input's id.
+   */
+  async strandInput(conversationId: string, text: string): Promise<string> {
+    const messageId = randomUUID();
+    const inputId = randomUUID();
+    const longAgo = new Date(Date.now() - 60_000);
+    await this.ctx.sql.query(
+      `WITH m AS (INSERT INTO "Message" (id, "conversationId", role, text, "createdAt", "updatedAt")
+                  VALUES ($1::uuid, $3::uuid, 'user', $4, $5, $5) RETURNING id)
+       INSERT INTO "TurnInput" (id, "conversationId", key, kind, "messageId", payload, state, "createdAt", "updatedAt")
+       SELECT $2::uuid, $3::uuid, 'user:' || m.id, 'user_message', m.id, $6::jsonb, 'pending', $5, $5 FROM m`,
+      [messageId, inputId, conversationId, text, longAgo, JSON.stringify({ text })],
+    );
+    return inputId;
+  }
+
+  /**
    * Waits until the hub has nothing left to do: no pending input or outgoing message, no unprocessed
    * webhook, no turn or webhook job waiting, running or delayed. Count deliveries after this, not after a
    * fixed pause: retries come later than any pause a test would pick.
    */
   async settled(timeoutMs = 20_000): Promise<void> {
-    const { outbox, webhooks } = this.ctx.queues;
+    const { turns, webhooks } = this.ctx.queues;
     await eventually(
       async () => {
         const [items, messages, events] = await Promise.all([
-          this.db.outboxItem.count({ where: { state: "pending" } }),
+          this.db.turnInput.count({ where: { state: "pending" } }),
           this.db.message.count({ where: { status: "pending", role: { in: ["agent", "human"] } } }),
           this.db.webhookEvent.count({ where: { processedAt: null } }),
         ]);
         if (items + messages + events > 0) return false;
-        for (const queue of [outbox, webhooks]) {
+        for (const queue of [turns, webhooks] as Queue[]) {
           const counts = await queue.getJobCounts("waiting", "active", "delayed", "prioritized", "waiting-children");
           if (Object.values(counts).some((count) => count > 0)) return false;
         }

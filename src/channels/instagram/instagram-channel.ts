@@ -1,7 +1,6 @@
 // Instagram messaging: `POST /{version}/{ig-id}/messages` with `recipient.id` and `message.text`. Automated
 // output never carries the HUMAN_AGENT tag; a human agent's reply 24 h–7 days out does.
-import type { Conversation, Message } from "../../generated/prisma/client.js";
-import type { ChannelAdapter, SendOutcome } from "../channel.js";
+import type { ChannelAdapter, SendConversation, SendMessage, SendOutcome } from "../../delivery/channel-port.js";
 import { SendDeferredError } from "../meta/deferred.js";
 import type { GraphClient } from "../meta/graph-client.js";
 import { classifyGraphError } from "../meta/graph-error.js";
@@ -12,7 +11,7 @@ export const MAX_TEXT = 1000;
 export function instagramChannel(client: GraphClient, accountId: string): ChannelAdapter {
   return {
     enabled: true,
-    async send(conversation: Conversation, message: Message, options = {}): Promise<SendOutcome> {
+    async send(conversation: SendConversation, message: SendMessage, options = {}): Promise<SendOutcome> {
       const answer = await client.post<{ message_id?: string }>(`${accountId}/messages`, {
         recipient: { id: conversation.contact },
         message: { text: (message.text ?? "").slice(0, MAX_TEXT) },

@@ -1,7 +1,7 @@
 // The WhatsApp and Instagram adapters as configured; a channel without its settings is off.
 import type { Config } from "../../config.js";
 import type { Queues } from "../../queues.js";
-import type { ChannelAdapter } from "../channel.js";
+import type { ChannelAdapter } from "../../delivery/channel-port.js";
 import { disabledChannel } from "../disabled-channel.js";
 import { instagramChannel } from "../instagram/instagram-channel.js";
 import { whatsappChannel } from "../whatsapp/whatsapp-channel.js";

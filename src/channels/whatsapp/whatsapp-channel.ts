@@ -1,7 +1,13 @@
 // WhatsApp Cloud API: text and template sends to `POST /{version}/{phone-number-id}/messages`, paced at
 // WA_MPS per phone number across processes.
-import type { Conversation, Message } from "../../generated/prisma/client.js";
-import type { ChannelAdapter, SendOutcome, TemplateMessage, TemplateOutcome } from "../channel.js";
+import type {
+  ChannelAdapter,
+  SendConversation,
+  SendMessage,
+  SendOutcome,
+  TemplateMessage,
+  TemplateOutcome,
+} from "../../delivery/channel-port.js";
 import { SendDeferredError } from "../meta/deferred.js";
 import type { GraphAnswer, GraphClient } from "../meta/graph-client.js";
 import { classifyGraphError } from "../meta/graph-error.js";
@@ -35,7 +41,7 @@ export function whatsappChannel(client: GraphClient, phoneNumberId: string, rate
 
   return {
     enabled: true,
-    async send(conversation: Conversation, message: Message): Promise<SendOutcome> {
+    async send(conversation: SendConversation, message: SendMessage): Promise<SendOutcome> {
       const text = (message.text ?? "").slice(0, MAX_TEXT);
       const answer = await post({ to: conversation.contact, type: "text", text: { body: text, preview_url: false } });
       if (answer.ok) return { status: "sent", decision: "sent", externalId: answer.data.messages?.[0]?.id ?? "" };
@@ -44,7 +50,7 @@ export function whatsappChannel(client: GraphClient, phoneNumberId: string, rate
         ? { status: "window_closed" }
         : { status: "failed", decision: "failed", ...failed };
     },
-    async sendTemplate(conversation: Conversation, template: TemplateMessage): Promise<TemplateOutcome> {
+    async sendTemplate(conversation: SendConversation, template: TemplateMessage): Promise<TemplateOutcome> {
       const answer = await post({
         to: conversation.contact,
         type: "template",

@@ -1,13 +1,12 @@
 // The widget channel (web, iOS, Android, Flutter): push to the conversation's room on any hub process;
 // a client's ack marks the message delivered; with no socket it stays stored for the history.
-import type { Conversation, Message } from "../../generated/prisma/client.js";
 import type { Realtime } from "../../realtime.js";
-import type { ChannelAdapter, SendOutcome } from "../channel.js";
+import type { ChannelAdapter, SendConversation, SendMessage, SendOutcome } from "../../delivery/channel-port.js";
 import { roomOf, type WidgetMessage } from "./events.js";
 
 const ACK_TIMEOUT_MS = 5000;
 
-export function widgetMessage(message: Message): WidgetMessage {
+export function widgetMessage(message: SendMessage): WidgetMessage {
   return {
     id: message.id,
     role: message.role as WidgetMessage["role"],
@@ -21,7 +20,7 @@ export function widgetMessage(message: Message): WidgetMessage {
 export function widgetChannel(realtime: Realtime): ChannelAdapter {
   return {
     enabled: true,
-    async send(conversation: Conversation, message: Message): Promise<SendOutcome> {
+    async send(conversation: SendConversation, message: SendMessage): Promise<SendOutcome> {
       try {
         const acks = await realtime.widget
           .to(roomOf(conversation.id))

@@ -6,7 +6,7 @@ import type { HubContext } from "../../context.js";
 import { conversationView } from "../../conversations/conversations.js";
 import { conversationTimeline, listConversations } from "../../console/console-queries.js";
 import { messageView } from "../../conversations/timeline.js";
-import { CHANNELS } from "../../conversations/window.js";
+import { CHANNELS } from "../../delivery/channel-port.js";
 import { requireBearer } from "../auth.js";
 import { parseInput } from "../validate.js";
 

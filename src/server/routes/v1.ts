@@ -5,7 +5,7 @@ import type { HubContext } from "../../context.js";
 import { conversationView, findOrCreateConversation, getConversation } from "../../conversations/conversations.js";
 import { postDirectMessage } from "../../conversations/direct-messages.js";
 import { listMessages, messageView } from "../../conversations/timeline.js";
-import { CHANNELS } from "../../conversations/window.js";
+import { CHANNELS } from "../../delivery/channel-port.js";
 import { cancelJob, getJob, listJobs } from "../../jobs/jobs.js";
 import { startToolCall } from "../../jobs/start-tool-call.js";
 import { requireBearer, type Principal } from "../auth.js";
@@ -42,7 +42,7 @@ export function v1Routes(ctx: HubContext): Router {
         : body.channel === "instagram"
           ? ctx.config.meta.instagram?.accountId
           : undefined;
-    const { conversation, created } = await findOrCreateConversation(ctx.db, { ...body, account: account ?? "" });
+    const { conversation, created } = await findOrCreateConversation(ctx.sql, { ...body, account: account ?? "" });
     res.status(created ? 201 : 200).json({ conversation: conversationView(conversation, ctx.now()) });
   });
 
@@ -61,7 +61,7 @@ export function v1Routes(ctx: HubContext): Router {
   router.post("/conversations/:id/messages", agentOnly, async (req, res) => {
     const body = parseInput(agentMessageBody, req.body);
     const conversation = await getConversation(ctx.db, req.params.id as string);
-    const message = await postDirectMessage(ctx, conversation, "agent", body.text);
+    const message = await postDirectMessage(ctx, conversation.id, "agent", body.text);
     res.status(201).json({ message: messageView(message) });
   });
 

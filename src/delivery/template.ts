@@ -1,8 +1,8 @@
 // The template that brings a person back when the WhatsApp window has closed: the tool's own
 // `whatsapp_template`, or the hub-wide default. Parameter texts may use $result.message, $tool.name and
 // $contact.name; a parameter written as a plain string is a text parameter.
-import type { WhatsappTemplate } from "../../tools/tool-file.js";
-import type { TemplateMessage } from "../channel.js";
+import type { WhatsappTemplate } from "../tools/tool-file.js";
+import type { TemplateMessage } from "./channel-port.js";
 
 export interface TemplateVariables {
   "result.message": string;

@@ -3,16 +3,15 @@
 // Every handler takes whatever a client sends — any payload, an ack that is not a function, no ack — and
 // never throws: a visitor's socket is untrusted input, and one bad event must not reach the process.
 import { z } from "zod";
+import { roomOf, type SendAnswer } from "../../channels/widget/events.js";
+import { widgetMessage } from "../../channels/widget/widget-channel.js";
+import { verifyWidgetToken } from "../../channels/widget/widget-token.js";
 import type { HubContext } from "../../context.js";
 import { receiveUserMessage } from "../../conversations/inbound.js";
-import { isUuid } from "../../conversations/conversations.js";
-import type { Message } from "../../generated/prisma/client.js";
-import type { WidgetNamespace } from "../../realtime.js";
+import { widgetHistory } from "../../conversations/widget-history.js";
 import { errorKey } from "../../log-throttle.js";
-import { clientAddressOf } from "../../server/client-address.js";
-import { roomOf, type SendAnswer } from "./events.js";
-import { widgetMessage } from "./widget-channel.js";
-import { verifyWidgetToken } from "./widget-token.js";
+import type { WidgetNamespace } from "../../realtime.js";
+import { clientAddressOf } from "../client-address.js";
 
 /** Text PostgreSQL can store: no NUL, no lone UTF-16 surrogate. */
 const storable = (value: string) => !value.includes("\u0000") && value.isWellFormed();
@@ -22,9 +21,6 @@ const sendSchema = z.object({
   clientId: z.string().min(1).max(100).refine(storable, STORABLE),
 });
 const readSchema = z.object({ upTo: z.uuid() });
-const HISTORY_LIMIT = 200;
-const PERSON_ROLES = ["user", "agent", "human"];
-const HIDDEN = ["held", "superseded"];
 /**
  * A socket's events are handled one at a time, in the order sent (a person's messages keep their order,
  * and one visitor holds at most one database connection); this many may wait, more are refused at once.
@@ -115,7 +111,7 @@ export function attachWidgetNamespace(ctx: HubContext): void {
     socket.on("read", (payload: unknown, ack: unknown) =>
       handle(ack, async (reply) => {
         const parsed = readSchema.safeParse(payload);
-        reply({ ok: parsed.success && (await markRead(ctx, conversationId, parsed.data.upTo)) });
+        reply({ ok: parsed.success && (await ctx.delivery.markRead(conversationId, parsed.data.upTo)) });
       }),
     );
 
@@ -134,38 +130,6 @@ function refusal(code: string, retryAfterMs?: number): Error {
   return Object.assign(new Error(code), { data: retryAfterMs === undefined ? { code } : { code, retryAfterMs } });
 }
 
-async function markRead(ctx: HubContext, conversationId: string, upToId: string): Promise<boolean> {
-  const upTo = await ctx.db.message.findFirst({ where: { id: upToId, conversationId }, select: { seq: true } });
-  if (!upTo) return false;
-  await ctx.db.message.updateMany({
-    where: {
-      conversationId,
-      seq: { lte: upTo.seq },
-      role: { in: ["agent", "human"] },
-      status: { in: ["live", "stored", "delivered"] },
-    },
-    data: { status: "read" },
-  });
-  return true;
-}
-
-/** The person's view after `lastMessageId`, or (a new device) the newest part of the conversation. */
-async function visibleHistory(ctx: HubContext, conversationId: string, after: unknown): Promise<Message[]> {
-  const visible = { conversationId, role: { in: PERSON_ROLES }, OR: [{ status: null }, { status: { notIn: HIDDEN } }] };
-  if (typeof after === "string" && isUuid(after)) {
-    const anchor = await ctx.db.message.findFirst({ where: { id: after, conversationId }, select: { seq: true } });
-    if (anchor) {
-      return ctx.db.message.findMany({
-        where: { ...visible, seq: { gt: anchor.seq } },
-        orderBy: { seq: "asc" },
-        take: HISTORY_LIMIT,
-      });
-    }
-  }
-  const newest = await ctx.db.message.findMany({ where: visible, orderBy: { seq: "desc" }, take: HISTORY_LIMIT });
-  return newest.reverse();
-}
-
 /**
  * Sent on every connection, recovered ones included: connection-state recovery replays only events sent
  * without an ack, so a message pushed while the transport was down would otherwise never arrive.
@@ -174,16 +138,11 @@ async function sendHistory(ctx: HubContext, socket: WidgetSocket): Promise<void>
   const { conversationId } = socket.data;
   await socket.join(roomOf(conversationId));
   const auth = (socket.handshake.auth ?? {}) as { lastMessageId?: unknown };
-  const messages = await visibleHistory(ctx, conversationId, auth.lastMessageId);
+  const messages = await widgetHistory(ctx.sql, conversationId, auth.lastMessageId);
   socket.emit("history", { messages: messages.map(widgetMessage) });
   // The history reached a live client: what was stored for it is now delivered.
-  const stored = messages
-    .filter((message) => message.status === "stored" || message.status === "live")
-    .map((m) => m.id);
-  if (stored.length) {
-    await ctx.db.message.updateMany({
-      where: { id: { in: stored }, status: { in: ["stored", "live"] } },
-      data: { status: "delivered" },
-    });
-  }
+  await ctx.delivery.markDelivered(
+    conversationId,
+    messages.filter((message) => message.status === "stored" || message.status === "live").map((m) => m.id),
+  );
 }

@@ -1,10 +1,8 @@
 // The messaging window: Meta channels accept free-form messages until 24 h after the person's last
 // inbound message (by Meta's own timestamp). Widget channels have no window.
-export const WINDOW_MS = 24 * 3_600_000;
+import { isWidgetChannel } from "./channel-port.js";
 
-export type Channel = "web" | "ios" | "android" | "flutter" | "whatsapp" | "instagram";
-export const WIDGET_CHANNELS: readonly Channel[] = ["web", "ios", "android", "flutter"];
-export const CHANNELS: readonly Channel[] = [...WIDGET_CHANNELS, "whatsapp", "instagram"];
+export const WINDOW_MS = 24 * 3_600_000;
 
 export interface WindowState {
   open: boolean;
@@ -12,7 +10,7 @@ export interface WindowState {
 }
 
 export function windowOf(channel: string, lastInboundAt: Date | null, now: Date): WindowState {
-  if ((WIDGET_CHANNELS as readonly string[]).includes(channel)) return { open: true, closesAt: null };
+  if (isWidgetChannel(channel)) return { open: true, closesAt: null };
   if (!lastInboundAt) return { open: false, closesAt: null };
   const closesAt = new Date(lastInboundAt.getTime() + WINDOW_MS);
   return { open: now < closesAt, closesAt: closesAt.toISOString() };

@@ -1,0 +1,94 @@
+// The load process of `npm run bench:load`: N widgets (socket.io-client, acking every message) and the
+// tool backend's side (posting results to callback URLs at a steady rate). Prints one JSON line.
+//   node --import tsx bench/load-client.ts <plan.json>
+import { readFileSync } from "node:fs";
+import { io, type Socket } from "socket.io-client";
+
+interface Plan {
+  hubUrl: string;
+  widgets: { token: string }[];
+  /** Each event: the callback URLs posted at once (K results for one conversation). */
+  events: string[][];
+  eventsPerSecond: number;
+}
+
+const plan = JSON.parse(readFileSync(process.argv[2]!, "utf8")) as Plan;
+const now = () => performance.timeOrigin + performance.now();
+const postedAt = new Map<number, number>();
+const latencies: number[] = [];
+const answers: Record<string, number> = {};
+let received = 0;
+
+const sockets: Socket[] = plan.widgets.map(({ token }) => {
+  const socket = io(`${plan.hubUrl}/widget`, { transports: ["websocket"], auth: { token }, reconnection: true });
+  socket.on("message", (message: { text?: string }, ack?: (answer: unknown) => void) => {
+    ack?.({ ok: true });
+    for (const match of (message.text ?? "").matchAll(/r:(\d+)/g)) {
+      const seq = Number(match[1]);
+      const at = postedAt.get(seq);
+      if (at === undefined) continue;
+      postedAt.delete(seq);
+      latencies.push(now() - at);
+      received += 1;
+    }
+  });
+  return socket;
+});
+const connectStart = now();
+while (!sockets.every((socket) => socket.connected)) {
+  if (now() - connectStart > 120_000) throw new Error("widgets did not all connect");
+  await new Promise((resolve) => setTimeout(resolve, 50));
+}
+
+let seq = 0;
+const total = plan.events.reduce((sum, event) => sum + event.length, 0);
+const post = (url: string) => {
+  const mine = ++seq;
+  postedAt.set(mine, now());
+  fetch(url, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ result: "ok", message: `r:${mine}` }),
+  })
+    .then(async (res) => {
+      answers[res.status] = (answers[res.status] ?? 0) + 1;
+      if (res.status >= 500 && !answers[`first ${res.status}`])
+        answers[`first ${res.status}`] = (await res.text()) as never;
+    })
+    .catch(() => (answers.network = (answers.network ?? 0) + 1));
+};
+
+const t0 = now();
+let next = 0;
+await new Promise<void>((resolve) => {
+  const tick = setInterval(() => {
+    const due = Math.floor(((now() - t0) / 1000) * plan.eventsPerSecond);
+    while (next < due && next < plan.events.length) for (const url of plan.events[next++]!) post(url);
+    if (next >= plan.events.length) {
+      clearInterval(tick);
+      resolve();
+    }
+  }, 5);
+});
+const postingSeconds = (now() - t0) / 1000;
+const deadline = now() + 30_000;
+while (received < total && now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+const elapsed = (now() - t0) / 1000;
+latencies.sort((a, b) => a - b);
+const q = (p: number) =>
+  latencies.length ? +latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))]!.toFixed(1) : null;
+console.log(
+  JSON.stringify({
+    sent: total,
+    received,
+    answers,
+    postingSeconds: +postingSeconds.toFixed(2),
+    rate: +(received / elapsed).toFixed(1),
+    p50: q(0.5),
+    p95: q(0.95),
+    p99: q(0.99),
+    max: q(1),
+  }),
+);
+for (const socket of sockets) socket.close();
+process.exit(0);

@@ -1,0 +1,129 @@
+// `npm run bench:load`: what a deployment of one hub process can take. The hub runs in a process of its
+// own on PostgreSQL and Redis; N widgets (socket.io-client, acking) and the tool backend's callbacks come
+// from a separate load process; R results a second for D seconds, K at once per conversation. Prints
+// delivered/s, callback → widget latency (p50/p95/p99), callback answers by status — and runs the floor
+// (../shared/floor: the same parts with nothing on top) with the same N, R, D in the same run.
+//   npm run bench:load -- --widgets 1000 --rate 200 --seconds 10 [--at-once 1] [--no-floor]
+import { readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { floorScript, pool, runJson, startBenchBackend, startBenchHub, withFloor } from "./support/bench-hub.js";
+
+const { values } = parseArgs({
+  options: {
+    widgets: { type: "string", default: "1000" },
+    rate: { type: "string", default: "200" },
+    seconds: { type: "string", default: "10" },
+    "at-once": { type: "string", default: "1" },
+    "no-floor": { type: "boolean", default: false },
+  },
+});
+const N = Number(values.widgets);
+const R = Number(values.rate);
+const D = Number(values.seconds);
+const K = Number(values["at-once"]);
+const total = R * D;
+const jobsPerConversation = Math.ceil(total / N);
+if (K > 5 || jobsPerConversation > 5) {
+  throw new Error(`${total} results over ${N} conversations needs ${jobsPerConversation} running jobs each: at most 5`);
+}
+
+const backend = await startBenchBackend();
+const hub = await startBenchHub(backend.url);
+/** CPU time the hub process has used (user + system), from /proc. */
+const cpuSeconds = () => {
+  const fields = readFileSync(`/proc/${hub.process.child.pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+};
+let stopped = false;
+try {
+  // Conversations, and enough running jobs in each for the results to come.
+  const widgets: { conversationId: string; token: string; jobs: string[] }[] = [];
+  await pool(
+    Array.from({ length: N }, (_, i) => i),
+    50,
+    async () => {
+      const res = await fetch(`${hub.url}/widget/sessions`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: "{}",
+      });
+      const session = (await res.json()) as { conversationId: string; token: string };
+      widgets.push({ ...session, jobs: [] });
+    },
+  );
+  await pool(widgets, 50, async (widget) => {
+    for (let j = 0; j < jobsPerConversation; j++) {
+      const started = await hub.api("POST", `/v1/conversations/${widget.conversationId}/tool-calls`, {
+        tool: "bench_search",
+        arguments: { n: j },
+      });
+      if (started.status !== 202) throw new Error(`tool call answered ${started.status}`);
+      widget.jobs.push(backend.callbacks.get(started.body.job.id)!);
+    }
+  });
+  // Events: K results at once for one conversation, conversations taken in turn.
+  const events: string[][] = [];
+  const cursor = new Map<number, number>();
+  for (let e = 0, i = 0; e < total / K; e++, i = (i + 1) % N) {
+    const used = cursor.get(i) ?? 0;
+    const w = widgets[i]!;
+    events.push(w.jobs.slice(used, used + K));
+    cursor.set(i, used + K);
+  }
+  const planFile = path.join(tmpdir(), `bench-plan-${process.pid}.json`);
+  writeFileSync(planFile, JSON.stringify({ hubUrl: hub.url, widgets, events, eventsPerSecond: R / K }));
+
+  const rssBefore = hub.rssMb();
+  const cpuBefore = cpuSeconds();
+  const result = await runJson("bench/load-client.ts", [planFile]);
+  const cpu = cpuSeconds() - cpuBefore;
+  if (process.env.BENCH_HUB_OUTPUT)
+    console.log(hub.process.output().stdout.slice(-5000), hub.process.output().stderr.slice(-5000));
+  const hubFigures: Record<string, unknown> = {
+    ...result,
+    rssBeforeMb: rssBefore,
+    rssAfterMb: hub.rssMb(),
+    cpuSeconds: +cpu.toFixed(1),
+  };
+  await hub.stop();
+  stopped = true;
+
+  const floor = values["no-floor"]
+    ? undefined
+    : await withFloor((url) =>
+        runJson(floorScript("load.mjs"), [], { URL: url, N: String(N), R: String(R), D: String(D) }),
+      );
+  const ratio = (a: unknown, b: unknown) =>
+    typeof a === "number" && typeof b === "number" && b > 0 ? +(a / b).toFixed(2) : null;
+  console.log(`\nload: ${N} widgets, ${R} results/s for ${D} s, ${K} at once per conversation`);
+  console.table({
+    hub: pick(hubFigures),
+    ...(floor
+      ? {
+          floor: pick(floor),
+          "hub / floor": {
+            rate: ratio(hubFigures.rate, floor.rate),
+            p50: ratio(hubFigures.p50, floor.p50),
+            p95: ratio(hubFigures.p95, floor.p95),
+            p99: ratio(hubFigures.p99, floor.p99),
+          },
+        }
+      : {}),
+  });
+  console.log(
+    "hub callback answers:",
+    JSON.stringify(hubFigures.answers),
+    ` hub RSS ${rssBefore} → ${hubFigures.rssAfterMb} MB, CPU ${hubFigures.cpuSeconds} s`,
+  );
+  console.log(JSON.stringify({ N, R, D, K, hub: hubFigures, floor }));
+} finally {
+  if (!stopped) await hub.stop().catch(() => undefined);
+  await backend.stop();
+}
+
+function pick(figures: Record<string, unknown>) {
+  const { sent, received, rate, p50, p95, p99, max } = figures;
+  return { sent, received, rate, p50, p95, p99, max };
+}

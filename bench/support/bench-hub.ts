@@ -1,0 +1,186 @@
+// What the benches share: a hub in a process of its own on a fresh PostgreSQL database, a tool backend
+// that accepts jobs and keeps their callback URLs, widget sessions, the floor, and the process's memory.
+import { spawn, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import express from "express";
+import pg from "pg";
+import { spawnHub, type HubProcess } from "../../test/support/hub-process.js";
+import {
+  BASE_DATABASE_URL,
+  clearRedisPrefix,
+  createDatabase,
+  queuePrefix,
+  REDIS_URL,
+} from "../../test/support/services.js";
+
+export const API_KEY = "bench-api-key";
+const TOOL = `
+description: A slow search for the benchmark.
+parameters: { type: object, properties: { n: { type: integer } } }
+async: { timeout: 1h }
+request:
+  method: POST
+  base_url: "$env.BENCH_BACKEND"
+  path: /start
+  body:
+    n:
+`;
+
+/** Accepts every job with 202 and keeps its callback URL by job id. */
+export async function startBenchBackend(): Promise<{
+  url: string;
+  callbacks: Map<string, string>;
+  stop(): Promise<void>;
+}> {
+  const callbacks = new Map<string, string>();
+  const app = express();
+  app.post("/start", (req, res) => {
+    callbacks.set(req.get("X-Vatio-Job-Id") ?? "", req.get("X-Vatio-Callback-Url") ?? "");
+    res.status(202).json({ message: "on it" });
+  });
+  const server: Server = app.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    callbacks,
+    stop: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+export interface BenchHub {
+  url: string;
+  process: HubProcess;
+  rssMb(): number;
+  api(method: string, route: string, body?: unknown): Promise<{ status: number; body: any }>;
+  stop(): Promise<void>;
+}
+
+export async function startBenchHub(backendUrl: string, env: Record<string, string> = {}): Promise<BenchHub> {
+  const dir = mkdtempSync(path.join(tmpdir(), "hub-bench-"));
+  mkdirSync(path.join(dir, "tools"));
+  writeFileSync(path.join(dir, "tools", "bench_search.yml"), TOOL);
+  const database = await createDatabase();
+  const prefix = queuePrefix();
+  const child = spawnHub({
+    HOST: "127.0.0.1",
+    PORT: "0",
+    DATA_DIR: path.join(dir, "data"),
+    DATABASE_URL: database.url,
+    REDIS_URL,
+    QUEUE_PREFIX: prefix,
+    TOOLS_DIR: path.join(dir, "tools"),
+    LOG_LEVEL: "warn",
+    HUB_API_KEY: API_KEY,
+    CONSOLE_API_KEY: "bench-console-key",
+    CALLBACK_SECRET: "bench-callback-secret",
+    DEMO: "false",
+    BENCH_BACKEND: backendUrl,
+    WIDGET_SESSIONS_PER_MINUTE: "0",
+    WIDGET_CONNECTIONS_PER_MINUTE: "0",
+    WIDGET_SOCKETS_PER_CONVERSATION: "0",
+    WIDGET_MESSAGES_PER_MINUTE: "0",
+    ...env,
+  });
+  await child.waitFor("chat-delivery-hub is running", 120_000);
+  const url = child.url();
+  return {
+    url,
+    process: child,
+    rssMb: () => rssMb(child.child.pid!),
+    async api(method, route, body) {
+      const res = await fetch(`${url}${route}`, {
+        method,
+        headers: { Authorization: `Bearer ${API_KEY}`, "Content-Type": "application/json" },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const text = await res.text();
+      return { status: res.status, body: text ? JSON.parse(text) : undefined };
+    },
+    async stop() {
+      await child.stop();
+      await clearRedisPrefix(prefix);
+      await database.drop();
+    },
+  };
+}
+
+/** Resident memory of a process, in MB, from /proc. */
+export function rssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  return Math.round(kb / 1024);
+}
+
+/** Runs `work` over `items` with at most `limit` at once. */
+export async function pool<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) await work(items[next++]!);
+    }),
+  );
+}
+
+/** Runs a script (TypeScript through tsx's loader, or plain JavaScript) and returns its last JSON line. */
+export async function runJson(
+  script: string,
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<Record<string, unknown>> {
+  const loader = script.endsWith(".ts") ? ["--import", import.meta.resolve("tsx")] : [];
+  const child: ChildProcess = spawn(process.execPath, [...loader, script, ...args], {
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  let out = "";
+  child.stdout!.on("data", (chunk: Buffer) => (out += chunk.toString()));
+  const [code] = (await once(child, "exit")) as [number | null];
+  const line = out
+    .trim()
+    .split("\n")
+    .filter((l) => l.startsWith("{"))
+    .pop();
+  if (code !== 0 || !line) throw new Error(`${script} exited ${code}: ${out.slice(-2000)}`);
+  return JSON.parse(line) as Record<string, unknown>;
+}
+
+/** The floor (../shared/floor): the same parts with nothing on top, on its own database. */
+export async function withFloor<T>(work: (url: string) => Promise<T>): Promise<T | undefined> {
+  const floorDir = path.resolve("../shared/floor");
+  const admin = new pg.Client({ connectionString: BASE_DATABASE_URL });
+  await admin.connect();
+  const exists = await admin.query("SELECT 1 FROM pg_database WHERE datname = 'floor'");
+  if (exists.rowCount === 0) await admin.query("CREATE DATABASE floor");
+  await admin.end();
+  const floorPg = new URL(BASE_DATABASE_URL);
+  floorPg.pathname = "/floor";
+  const port = 4100 + Math.floor(Math.random() * 800);
+  const server = spawn(process.execPath, [path.join(floorDir, "server.mjs")], {
+    env: {
+      ...process.env,
+      PORT: String(port),
+      FLOOR_PG: floorPg.toString(),
+      REDIS_URL,
+      ADAPTER: "streams",
+      PREFIX: `-${process.pid}`,
+    },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.stdout!.on("data", (chunk: Buffer) => chunk.toString().includes("listening") && resolve());
+      server.once("exit", (code) => reject(new Error(`the floor exited ${code}`)));
+    });
+    return await work(`http://127.0.0.1:${port}`);
+  } finally {
+    server.kill("SIGTERM");
+    await once(server, "exit");
+  }
+}
+
+export const floorScript = (name: string) => path.resolve("../shared/floor", name);

@@ -1,0 +1,28 @@
+// What a widget shows of its conversation: the person's messages and the replies they were given — never
+// bookkeeping (tool calls, results before their reply), nor a reply not routed yet, held or superseded.
+// After the client's `lastMessageId`, or — for a device whose cursor the hub does not know — the newest part.
+import type { SqlQuery } from "../db/sql.js";
+import { messageFromJson, type MessageRow } from "../delivery/rows.js";
+
+export const HISTORY_LIMIT = 200;
+
+const VISIBLE = `"conversationId" = $1::uuid AND role IN ('user', 'agent', 'human')
+  AND (status IS NULL OR status NOT IN ('pending', 'held', 'superseded'))`;
+
+export async function widgetHistory(sql: SqlQuery, conversationId: string, after: unknown): Promise<MessageRow[]> {
+  if (typeof after === "string" && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(after)) {
+    const [row] = await sql.query<{ anchored: boolean; rows: Record<string, unknown>[] }>(
+      `WITH anchor AS (SELECT seq FROM "Message" WHERE id = $2::uuid AND "conversationId" = $1::uuid)
+       SELECT EXISTS (SELECT 1 FROM anchor) AS anchored,
+         (SELECT coalesce(json_agg(h ORDER BY h.seq), '[]') FROM (
+            SELECT * FROM "Message" WHERE ${VISIBLE} AND seq > (SELECT seq FROM anchor) ORDER BY seq LIMIT $3) h) AS rows`,
+      [conversationId, after, HISTORY_LIMIT],
+    );
+    if (row?.anchored) return row.rows.map(messageFromJson);
+  }
+  const newest = await sql.query<MessageRow>(`SELECT * FROM "Message" WHERE ${VISIBLE} ORDER BY seq DESC LIMIT $2`, [
+    conversationId,
+    HISTORY_LIMIT,
+  ]);
+  return newest.reverse();
+}

@@ -1,0 +1,43 @@
+// The port every channel adapter implements (src/channels/*): sending a message, and (where the channel has
+// them) templates. The router never names a channel's wire format. A send the channel did not accept for a
+// passing reason throws SendDeferredError (channels/meta/deferred.ts) so the turn is retried.
+import type { ConversationRow, MessageRow } from "./rows.js";
+
+export type Channel = "web" | "ios" | "android" | "flutter" | "whatsapp" | "instagram";
+export const WIDGET_CHANNELS: readonly Channel[] = ["web", "ios", "android", "flutter"];
+export const CHANNELS: readonly Channel[] = [...WIDGET_CHANNELS, "whatsapp", "instagram"];
+export const isWidgetChannel = (channel: string) => (WIDGET_CHANNELS as readonly string[]).includes(channel);
+
+/** What a channel needs of a conversation and a message to send it. */
+export type SendConversation = Pick<ConversationRow, "id" | "channel" | "account" | "contact" | "name">;
+export type SendMessage = Pick<MessageRow, "id" | "role" | "text" | "createdAt" | "clientId" | "jobId">;
+
+export type SendOutcome =
+  /** Widget: pushed to a connected socket (acked → delivered) or kept for the history. */
+  | { status: "delivered" | "live" | "stored"; decision: "live" | "stored" }
+  /** Meta: accepted by the Graph API. */
+  | { status: "sent"; decision: "sent"; externalId: string }
+  /** The channel refused for good; the code is kept on the message. */
+  | { status: "failed"; decision: "failed"; code: string; title?: string }
+  /** Outside the messaging window after all (WhatsApp 131047, Instagram's window error). */
+  | { status: "window_closed" };
+
+export interface TemplateMessage {
+  name: string;
+  language: string;
+  components?: unknown[];
+}
+
+export type TemplateOutcome =
+  { status: "sent"; externalId: string } | { status: "failed"; code: string; title?: string };
+
+export interface ChannelAdapter {
+  readonly enabled: boolean;
+  send(
+    conversation: SendConversation,
+    message: SendMessage,
+    options?: { humanAgentTag?: boolean },
+  ): Promise<SendOutcome>;
+  /** Channels with templates (WhatsApp) send one to bring the person back. */
+  sendTemplate?(conversation: SendConversation, template: TemplateMessage): Promise<TemplateOutcome>;
+}

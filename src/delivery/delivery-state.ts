@@ -1,0 +1,453 @@
+// The one owner of delivery state: every transition of a turn input's `state` and of a message's delivery
+// `status`/`decision` happens here, each as one SQL statement (one round trip, atomic), guarded so that a
+// racing transition cannot undo it, and each publishes one change event. Nothing else writes those columns
+// (their causes only create rows `pending`).
+//
+// Races are settled by the conversation's row: a hand-back, the person's message and a decision that
+// depends on the conversation (hold, wait for a reply) all lock it, so a decision made on a state that
+// changed meanwhile is not recorded ("stale") and the caller routes again.
+import { randomUUID } from "node:crypto";
+import { abort, abortReason, type Sql } from "../db/sql.js";
+import type { Changes } from "./changes.js";
+import {
+  conversationFromJson,
+  messageFromJson,
+  type ConversationRow,
+  type MessageRow,
+  type TurnInputRow,
+} from "./rows.js";
+import type { DeliveryStatus } from "./statuses.js";
+
+/** What routing one message came to, as recorded on it. */
+export interface Recorded {
+  status: DeliveryStatus;
+  decision: string;
+  reason: string | null;
+  externalId?: string;
+}
+
+/** The conversation state a decision was made on; it is recorded only if that state still stands. */
+export interface DecisionGuard {
+  control: ConversationRow["control"];
+  lastInboundAt: Date | null;
+}
+
+export interface InboundMessage {
+  conversationId: string;
+  text: string;
+  /** The client's idempotency key (widget) … */
+  clientId?: string | undefined;
+  /** … or the channel's own message id (Meta). */
+  externalId?: string | undefined;
+  /** When the person sent it, by the channel's clock: moves the messaging window (never backwards). */
+  sentAt?: Date | undefined;
+  data?: unknown;
+}
+
+type JsonRows = Record<string, unknown>[];
+const messages = (rows: unknown): MessageRow[] => ((rows ?? []) as JsonRows).map(messageFromJson);
+
+export function deliveryState(sql: Sql, changes: Changes, now: () => Date) {
+  const publish = (conversationId: string, changed: MessageRow[]) =>
+    changes.publish({ type: "messages", conversationId, messages: changed });
+
+  return {
+    async readConversation(id: string): Promise<ConversationRow | undefined> {
+      const [row] = await sql.query<ConversationRow>(`SELECT * FROM "Conversation" WHERE id = $1::uuid`, [id]);
+      return row;
+    },
+
+    /** The job a message speaks for: its own, or that of the first input its turn answered. */
+    async jobOf(
+      message: Pick<MessageRow, "id" | "jobId">,
+    ): Promise<{ tool: string; result: unknown; error: string | null } | undefined> {
+      const [row] = await sql.query<{ tool: string; result: unknown; error: string | null }>(
+        `SELECT tool, result, error FROM "Job" WHERE id = coalesce($1::uuid,
+           (SELECT "jobId" FROM "TurnInput" WHERE "replyId" = $2::uuid AND "jobId" IS NOT NULL ORDER BY seq LIMIT 1))`,
+        [message.jobId, message.id],
+      );
+      return row;
+    },
+
+    /** Holds the inputs while a human has the conversation; false when the agent has it after all. */
+    async holdInputs(conversationId: string, inputs: TurnInputRow[]): Promise<boolean> {
+      const [row] = await sql.query<{ human: boolean; entries: JsonRows }>(
+        `WITH c AS (SELECT id FROM "Conversation" WHERE id = $1::uuid AND control = 'human' FOR UPDATE),
+         held AS (
+           UPDATE "TurnInput" SET state = 'held', decision = 'held', reason = 'human_control', "updatedAt" = $3
+           WHERE id = ANY($2::uuid[]) AND state = 'pending' AND EXISTS (SELECT 1 FROM c) RETURNING "messageId"),
+         entries AS (
+           UPDATE "Message" SET status = 'held', decision = 'held', "statusReason" = 'human_control', "updatedAt" = $3
+           WHERE id IN (SELECT "messageId" FROM held) AND status = 'pending' RETURNING *)
+         SELECT EXISTS (SELECT 1 FROM c) AS human, (SELECT coalesce(json_agg(entries), '[]') FROM entries) AS entries`,
+        [conversationId, inputs.map((input) => input.id), now()],
+      );
+      publish(conversationId, messages(row?.entries));
+      return row?.human === true;
+    },
+
+    /** Progress of a job that has since ended says nothing its result does not: never given. */
+    async supersedeProgress(conversationId: string, inputs: TurnInputRow[]): Promise<void> {
+      const changed = await sql.query<MessageRow>(
+        `WITH s AS (
+           UPDATE "TurnInput" SET state = 'superseded', decision = 'superseded', reason = 'job_ended', "updatedAt" = $2
+           WHERE id = ANY($1::uuid[]) AND state = 'pending' RETURNING "messageId")
+         UPDATE "Message" SET status = 'superseded', "statusReason" = 'the job ended before this progress was given',
+           "updatedAt" = $2
+         WHERE id IN (SELECT "messageId" FROM s) RETURNING *`,
+        [inputs.map((input) => input.id), now()],
+      );
+      publish(conversationId, changed);
+    },
+
+    /**
+     * Commits a turn's reply together with the inputs it answers, only if every one of them is still
+     * pending (another turn may have answered them: then nothing is written). Returns the replies and the
+     * conversation as it stands now — the state the replies are routed on.
+     */
+    async commitReply(turn: {
+      conversationId: string;
+      turnId: string;
+      inputs: TurnInputRow[];
+      texts: string[];
+      jobId: string | null;
+    }): Promise<{ conversation: ConversationRow; replies: MessageRow[] } | "superseded"> {
+      const replyIds = turn.texts.map(() => randomUUID());
+      try {
+        const [row] = await sql.query<{ conversation: Record<string, unknown>; replies: JsonRows }>(
+          `WITH answered AS (
+             UPDATE "TurnInput" SET state = 'answered', "turnId" = $2::uuid, "replyId" = $3::uuid,
+               decision = CASE WHEN $3::uuid IS NULL THEN 'no_reply' ELSE decision END, "updatedAt" = $6
+             WHERE id = ANY($4::uuid[]) AND state = 'pending' RETURNING id),
+           guard AS (
+             SELECT CASE WHEN (SELECT count(*) FROM answered) = cardinality($4::uuid[]) THEN true
+                         ELSE ${abort("superseded", "answered")} END AS ok),
+           replies AS (
+             INSERT INTO "Message" (id, "conversationId", role, text, status, "turnId", "jobId", "createdAt", "updatedAt")
+             SELECT r.id, $1::uuid, 'agent', r.text, 'pending', $2::uuid, $7::uuid, $6, $6
+             FROM unnest($5::uuid[], $8::text[]) WITH ORDINALITY AS r(id, text, n), guard WHERE guard.ok
+             ORDER BY r.n RETURNING *)
+           SELECT (SELECT row_to_json(c) FROM "Conversation" c WHERE c.id = $1::uuid) AS conversation,
+                  (SELECT coalesce(json_agg(replies ORDER BY replies.seq), '[]') FROM replies) AS replies,
+                  (SELECT ok FROM guard) AS ok`,
+          [
+            turn.conversationId,
+            turn.turnId,
+            replyIds[0] ?? null,
+            turn.inputs.map((input) => input.id),
+            replyIds,
+            now(),
+            turn.jobId,
+            turn.texts,
+          ],
+        );
+        const replies = messages(row!.replies);
+        publish(turn.conversationId, replies);
+        return { conversation: conversationFromJson(row!.conversation), replies };
+      } catch (error) {
+        if (abortReason(error) === "superseded") return "superseded";
+        throw error;
+      }
+    },
+
+    /**
+     * Records what routing a message came to, and on the inputs it answers (their decision, and their
+     * timeline entries' status). With a guard, only if the conversation is still as the decision saw it
+     * (a hold, a wait for the person's reply): otherwise "stale", and nothing is written.
+     */
+    async recordDecision(
+      message: Pick<MessageRow, "id" | "conversationId">,
+      recorded: Recorded,
+      guard?: DecisionGuard,
+    ): Promise<{ message: MessageRow } | "stale"> {
+      const at = now();
+      if (recorded.externalId) {
+        // A channel may echo a send before its answer is back: the echo was recorded under the same id.
+        await sql.query(
+          `DELETE FROM "Message" WHERE "externalId" = $1 AND "statusReason" = 'echo' AND id <> $2::uuid`,
+          [recorded.externalId, message.id],
+        );
+      }
+      // Guarded: the conversation's row is locked (as a hand-back and the person's message lock it) and
+      // must still be as the decision saw it; unguarded, the two parameters are unused.
+      const guarded = guard
+        ? `SELECT id FROM "Conversation" WHERE id = $1::uuid AND control = $8
+             AND "lastInboundAt" IS NOT DISTINCT FROM $9::timestamp FOR UPDATE`
+        : `SELECT $1::uuid AS id WHERE $8::text IS NULL AND $9::timestamp IS NULL`;
+      const [row] = await sql.query<{ message: Record<string, unknown> | null; entries: JsonRows }>(
+        `WITH guard AS (${guarded}),
+         msg AS (
+           UPDATE "Message" SET status = CASE WHEN status = 'read' THEN status ELSE $3 END, decision = $4,
+             "statusReason" = $5, "externalId" = coalesce($6, "externalId"), "updatedAt" = $7
+           WHERE id = $2::uuid AND EXISTS (SELECT 1 FROM guard) RETURNING *),
+         answered AS (
+           UPDATE "TurnInput" SET decision = $4, reason = $5, "updatedAt" = $7,
+             state = CASE WHEN $3 = 'awaiting_reply' THEN 'awaiting_reply' ELSE state END
+           WHERE "replyId" = $2::uuid AND EXISTS (SELECT 1 FROM msg) RETURNING "messageId"),
+         entries AS (
+           UPDATE "Message" SET status = (SELECT status FROM msg), decision = $4, "statusReason" = 'answered by ' || $2,
+             "updatedAt" = $7
+           WHERE id IN (SELECT "messageId" FROM answered) AND status IN ('pending', 'held', 'awaiting_reply')
+           RETURNING *)
+         SELECT (SELECT row_to_json(msg) FROM msg) AS message,
+                (SELECT coalesce(json_agg(entries), '[]') FROM entries) AS entries`,
+        [
+          message.conversationId,
+          message.id,
+          recorded.status,
+          recorded.decision,
+          recorded.reason,
+          recorded.externalId ?? null,
+          at,
+          guard?.control ?? null,
+          guard?.lastInboundAt ?? null,
+        ],
+      );
+      if (!row?.message) return "stale";
+      const updated = messageFromJson(row.message);
+      publish(message.conversationId, [updated, ...messages(row.entries)]);
+      return { message: updated };
+    },
+
+    /** Meta answered "outside the window" (131047): its word outranks our clock until the person writes. */
+    async markWindowClosed(conversationId: string, at: Date = now()): Promise<ConversationRow> {
+      const [row] = await sql.query<ConversationRow>(
+        `UPDATE "Conversation" SET "windowClosedAt" = $2, "updatedAt" = $3 WHERE id = $1::uuid RETURNING *`,
+        [conversationId, at, now()],
+      );
+      return row!;
+    },
+
+    /** The template that brings the person back was sent: once per waiting period. */
+    async recordTemplate(
+      conversationId: string,
+      template: { name: string; data: unknown; externalId: string | null },
+    ): Promise<void> {
+      const changed = await sql.query<MessageRow>(
+        `WITH c AS (UPDATE "Conversation" SET "templateSentAt" = $2, "updatedAt" = $2 WHERE id = $1::uuid RETURNING id)
+         INSERT INTO "Message" (id, "conversationId", role, text, data, "externalId", status, decision, "statusReason",
+           "createdAt", "updatedAt")
+         SELECT $3::uuid, $1::uuid, 'template', $4, $5::jsonb, $6, 'sent', 'template', 'window_closed', $2, $2 FROM c
+         RETURNING *`,
+        [conversationId, now(), randomUUID(), template.name, JSON.stringify(template.data), template.externalId],
+      );
+      publish(conversationId, changed);
+    },
+
+    /**
+     * The person's message, from any channel: recorded once (idempotent on the client's or the channel's
+     * id), the window moved forward, whatever waited for the person to write released (inputs back to
+     * pending, a turn's waiting reply superseded — it is composed again — a direct message sent as it is),
+     * and the message itself an input. `created` is false for a message already recorded.
+     */
+    async commitInbound(inbound: InboundMessage): Promise<{ message: MessageRow; created: boolean }> {
+      const at = now();
+      const id = randomUUID();
+      const [row] = await sql.query<{ message: Record<string, unknown> | null; changed: JsonRows }>(
+        `WITH msg AS (
+           INSERT INTO "Message" (id, "conversationId", role, text, "clientId", "externalId", data, "createdAt",
+             "updatedAt")
+           VALUES ($1::uuid, $2::uuid, 'user', $3, $4, $5, $6::jsonb, coalesce($7::timestamp, $8::timestamp), $8)
+           ON CONFLICT DO NOTHING RETURNING *),
+         conv AS (
+           UPDATE "Conversation" SET
+             "windowClosedAt" = CASE WHEN $7::timestamp > coalesce("lastInboundAt", '-infinity') THEN NULL
+                                     ELSE "windowClosedAt" END,
+             "templateSentAt" = CASE WHEN $7::timestamp > coalesce("lastInboundAt", '-infinity') THEN NULL
+                                     ELSE "templateSentAt" END,
+             "lastInboundAt" = CASE WHEN $7::timestamp > coalesce("lastInboundAt", '-infinity') THEN $7
+                                    ELSE "lastInboundAt" END,
+             "updatedAt" = $8
+           WHERE id = $2::uuid AND EXISTS (SELECT 1 FROM msg) RETURNING id),
+         released AS (
+           UPDATE "TurnInput" SET state = 'pending', "updatedAt" = $8
+           WHERE "conversationId" = $2::uuid AND state = 'awaiting_reply' AND EXISTS (SELECT 1 FROM conv) RETURNING id),
+         superseded AS (
+           UPDATE "Message" SET status = 'superseded', "statusReason" = 'answered in the reply to the person''s message',
+             "updatedAt" = $8
+           WHERE "conversationId" = $2::uuid AND status = 'awaiting_reply' AND "turnId" IS NOT NULL
+             AND EXISTS (SELECT 1 FROM conv) RETURNING *),
+         resent AS (
+           UPDATE "Message" SET status = 'pending', "updatedAt" = $8
+           WHERE "conversationId" = $2::uuid AND status = 'awaiting_reply' AND "turnId" IS NULL
+             AND role IN ('agent', 'human') AND EXISTS (SELECT 1 FROM conv) RETURNING *),
+         input AS (
+           INSERT INTO "TurnInput" (id, "conversationId", key, kind, "messageId", payload, state, "createdAt", "updatedAt")
+           SELECT $9::uuid, $2::uuid, 'user:' || msg.id, 'user_message', msg.id, $10::jsonb, 'pending', $8, $8
+           FROM msg, conv RETURNING id)
+         SELECT (SELECT row_to_json(msg) FROM msg) AS message,
+                (SELECT coalesce(json_agg(x), '[]') FROM (SELECT * FROM superseded UNION ALL SELECT * FROM resent) x)
+                  AS changed,
+                (SELECT count(*) FROM input) + (SELECT count(*) FROM released) AS inputs`,
+        [
+          id,
+          inbound.conversationId,
+          inbound.text,
+          inbound.clientId ?? null,
+          inbound.externalId ?? null,
+          inbound.data === undefined ? null : JSON.stringify(inbound.data),
+          inbound.sentAt ?? null,
+          at,
+          randomUUID(),
+          JSON.stringify({ text: inbound.text }),
+        ],
+      );
+      if (row?.message) {
+        const message = messageFromJson(row.message);
+        publish(inbound.conversationId, [message, ...messages(row.changed)]);
+        return { message, created: true };
+      }
+      const [existing] = await sql.query<MessageRow>(
+        inbound.clientId
+          ? `SELECT * FROM "Message" WHERE "conversationId" = $1::uuid AND "clientId" = $2`
+          : `SELECT * FROM "Message" WHERE "externalId" = $2`,
+        [inbound.conversationId, inbound.clientId ?? inbound.externalId ?? ""],
+      );
+      if (!existing) throw new Error("an inbound message conflicted with one that cannot be found");
+      return { message: existing, created: false };
+    },
+
+    /**
+     * Hands the conversation back to the agent: held inputs go back to pending with a `handback` input; a
+     * reply a turn wrote just as the human took over is composed again (its inputs back to pending); a held
+     * direct message is sent as it is. Undefined when the agent already has the conversation.
+     */
+    async releaseOnHandback(conversationId: string): Promise<ConversationRow | undefined> {
+      const at = now();
+      const inputId = randomUUID();
+      const [row] = await sql.query<{ conversation: Record<string, unknown> | null; changed: JsonRows }>(
+        `WITH before AS (SELECT "humanAgent" FROM "Conversation" WHERE id = $1::uuid AND control = 'human' FOR UPDATE),
+         conv AS (
+           UPDATE "Conversation" SET control = 'agent', "humanAgent" = NULL, "updatedAt" = $2
+           WHERE id = $1::uuid AND EXISTS (SELECT 1 FROM before) RETURNING *),
+         replies AS (
+           UPDATE "Message" SET status = 'superseded', "statusReason" = 'composed again after the hand-back',
+             "updatedAt" = $2
+           WHERE "conversationId" = $1::uuid AND status = 'held' AND role = 'agent' AND "turnId" IS NOT NULL
+             AND EXISTS (SELECT 1 FROM conv) RETURNING *),
+         released AS (
+           UPDATE "TurnInput" SET state = 'pending', "replyId" = NULL, "updatedAt" = $2
+           WHERE "conversationId" = $1::uuid AND (state = 'held' OR "replyId" IN (SELECT id FROM replies))
+             AND EXISTS (SELECT 1 FROM conv) RETURNING id),
+         direct AS (
+           UPDATE "Message" SET status = 'pending', "updatedAt" = $2
+           WHERE "conversationId" = $1::uuid AND status = 'held' AND role IN ('agent', 'human') AND "turnId" IS NULL
+             AND EXISTS (SELECT 1 FROM conv) RETURNING *),
+         input AS (
+           INSERT INTO "TurnInput" (id, "conversationId", key, kind, payload, state, "createdAt", "updatedAt")
+           SELECT $3::uuid, $1::uuid, 'handback:' || $3, 'handback',
+             jsonb_build_object('by', (SELECT "humanAgent"->>'id' FROM before)), 'pending', $2, $2
+           FROM conv RETURNING id)
+         SELECT (SELECT row_to_json(conv) FROM conv) AS conversation,
+                (SELECT coalesce(json_agg(x), '[]') FROM (SELECT * FROM replies UNION ALL SELECT * FROM direct) x)
+                  AS changed,
+                (SELECT count(*) FROM released) + (SELECT count(*) FROM input) AS inputs`,
+        [conversationId, at, inputId],
+      );
+      if (!row?.conversation) return undefined;
+      publish(conversationId, messages(row.changed));
+      return conversationFromJson(row.conversation);
+    },
+
+    /** The person has seen every message up to `upToId` (widget read receipts). */
+    async markRead(conversationId: string, upToId: string): Promise<boolean> {
+      const [row] = await sql.query<{ known: boolean; changed: JsonRows }>(
+        `WITH upto AS (SELECT seq FROM "Message" WHERE id = $2::uuid AND "conversationId" = $1::uuid),
+         r AS (
+           UPDATE "Message" SET status = 'read', "updatedAt" = $3
+           WHERE "conversationId" = $1::uuid AND seq <= (SELECT seq FROM upto) AND role IN ('agent', 'human')
+             AND status IN ('live', 'stored', 'delivered') RETURNING *)
+         SELECT EXISTS (SELECT 1 FROM upto) AS known, (SELECT coalesce(json_agg(r), '[]') FROM r) AS changed`,
+        [conversationId, upToId, now()],
+      );
+      publish(conversationId, messages(row?.changed));
+      return row?.known === true;
+    },
+
+    /** Messages a client confirmed it holds (a widget's ack, or its history): delivered. */
+    async markDelivered(conversationId: string, ids: string[]): Promise<void> {
+      if (ids.length === 0) return;
+      const changed = await sql.query<MessageRow>(
+        `UPDATE "Message" SET status = 'delivered', "updatedAt" = $2
+         WHERE id = ANY($1::uuid[]) AND status IN ('stored', 'live') RETURNING *`,
+        [ids, now()],
+      );
+      publish(conversationId, changed);
+    },
+
+    /**
+     * A status Meta reported for a message the hub sent (sent, delivered, read, failed), never moving it
+     * back. Returns what became of it: `unknown` (no such message yet), `resend` (sent, then refused as
+     * outside the window: back to pending, by the template path), or `applied`.
+     */
+    async applyMetaStatus(status: {
+      externalId: string;
+      status: "sent" | "delivered" | "read" | "failed";
+      rank: number;
+      at: Date;
+      error: { code: number; title: string } | undefined;
+    }): Promise<{ outcome: "unknown" } | { outcome: "resend" | "applied"; conversationId: string }> {
+      const [message] = await sql.query<Pick<MessageRow, "id" | "conversationId" | "role" | "status">>(
+        `SELECT id, "conversationId", role, status FROM "Message" WHERE "externalId" = $1`,
+        [status.externalId],
+      );
+      if (!message) return { outcome: "unknown" };
+      const { conversationId } = message;
+      const error = status.error;
+      const reason = error ? `${error.code} ${error.title}` : null;
+      if (status.status === "failed" && error?.code === 131047 && message.role !== "template") {
+        const changed = await sql.query<MessageRow>(
+          `WITH c AS (UPDATE "Conversation" SET "windowClosedAt" = $3, "updatedAt" = $4 WHERE id = $2::uuid RETURNING id)
+           UPDATE "Message" SET status = 'pending', "statusReason" = $5, "externalId" = NULL, "updatedAt" = $4
+           WHERE id = $1::uuid AND status IN ('sent', 'delivered') AND EXISTS (SELECT 1 FROM c) RETURNING *`,
+          [message.id, message.conversationId, status.at, now(), reason],
+        );
+        publish(conversationId, changed);
+        return { outcome: changed.length > 0 ? "resend" : "applied", conversationId };
+      }
+      if (status.status === "failed" && message.role === "template") {
+        // The template meant to bring the person back failed: what waited on it fails with its code (the
+        // next result may try a template again), rather than waiting for a message that may never come.
+        const changed = await sql.query<MessageRow>(
+          `WITH t AS (UPDATE "Message" SET status = 'failed', "statusReason" = $3, "updatedAt" = $4
+                      WHERE id = $1::uuid RETURNING *),
+           c AS (UPDATE "Conversation" SET "templateSentAt" = NULL, "updatedAt" = $4 WHERE id = $2::uuid RETURNING id),
+           i AS (UPDATE "TurnInput" SET state = 'failed', decision = 'failed', reason = 'template ' || $3, "updatedAt" = $4
+                 WHERE "conversationId" = $2::uuid AND state = 'awaiting_reply' RETURNING id),
+           m AS (UPDATE "Message" SET status = 'failed', decision = 'failed', "statusReason" = 'template ' || $3,
+                   "updatedAt" = $4
+                 WHERE "conversationId" = $2::uuid AND status = 'awaiting_reply' AND role IN ('agent', 'human')
+                 RETURNING *)
+           SELECT * FROM t UNION ALL SELECT * FROM m`,
+          [message.id, message.conversationId, reason ?? "template failed", now()],
+        );
+        publish(conversationId, changed);
+        return { outcome: "applied", conversationId };
+      }
+      const changed = await sql.query<MessageRow>(
+        `UPDATE "Message" SET status = $2, "statusReason" = coalesce($3, "statusReason"), "updatedAt" = $5
+         WHERE id = $1::uuid AND (CASE status WHEN 'sent' THEN 1 WHEN 'delivered' THEN 2 WHEN 'read' THEN 3
+                                             WHEN 'failed' THEN 4 ELSE 0 END) < $4
+         RETURNING *`,
+        [message.id, status.status, reason, status.rank, now()],
+      );
+      publish(conversationId, changed);
+      return { outcome: "applied", conversationId };
+    },
+
+    /** Conversations whose inputs or outgoing messages have waited this long: their turn was lost. */
+    async conversationsWaitingSince(before: Date, limit: number): Promise<string[]> {
+      const rows = await sql.query<{ conversationId: string }>(
+        `SELECT "conversationId" FROM "TurnInput" WHERE state = 'pending' AND "updatedAt" < $1
+         UNION
+         SELECT "conversationId" FROM "Message" WHERE status = 'pending' AND role IN ('agent', 'human')
+           AND "updatedAt" < $1
+         LIMIT $2`,
+        [before, limit],
+      );
+      return rows.map((row) => row.conversationId);
+    },
+  };
+}
+
+export type DeliveryState = ReturnType<typeof deliveryState>;

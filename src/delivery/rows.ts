@@ -1,0 +1,86 @@
+// The rows the delivery core reads and writes, as its SQL returns them (src/db/sql.ts): plain objects,
+// timestamps as Dates, seq as a string.
+import type { Channel } from "./channel-port.js";
+import type { DeliveryStatus, InputKind, InputState, MessageRole } from "./statuses.js";
+
+export interface ConversationRow {
+  id: string;
+  channel: Channel;
+  account: string;
+  contact: string;
+  name: string | null;
+  control: "agent" | "human";
+  humanAgent: { id: string; name: string } | null;
+  lastInboundAt: Date | null;
+  templateSentAt: Date | null;
+  windowClosedAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface MessageRow {
+  id: string;
+  seq: string;
+  conversationId: string;
+  role: MessageRole;
+  text: string | null;
+  data: unknown;
+  jobId: string | null;
+  toolCallId: string | null;
+  clientId: string | null;
+  externalId: string | null;
+  status: DeliveryStatus | null;
+  turnId: string | null;
+  decision: string | null;
+  statusReason: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface TurnInputRow {
+  id: string;
+  seq: string;
+  conversationId: string;
+  key: string;
+  kind: InputKind;
+  jobId: string | null;
+  messageId: string | null;
+  payload: Record<string, unknown>;
+  state: InputState;
+  turnId: string | null;
+  replyId: string | null;
+  decision: string | null;
+  reason: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+const CONVERSATION_DATES = ["lastInboundAt", "templateSentAt", "windowClosedAt", "createdAt", "updatedAt"] as const;
+const ROW_DATES = ["createdAt", "updatedAt"] as const;
+
+/** A row that came back through `row_to_json`/`json_agg` (timestamps as UTC text, seq as a number). */
+type JsonRow = Record<string, unknown>;
+
+const date = (value: unknown): Date | null =>
+  value === null || value === undefined ? null : value instanceof Date ? value : new Date(`${String(value)}Z`);
+
+export function conversationFromJson(row: JsonRow): ConversationRow {
+  const out = { ...row } as JsonRow;
+  for (const key of CONVERSATION_DATES) out[key] = date(row[key]);
+  return out as unknown as ConversationRow;
+}
+
+export function messageFromJson(row: JsonRow): MessageRow {
+  return {
+    ...row,
+    seq: String(row.seq),
+    createdAt: date(row.createdAt)!,
+    updatedAt: date(row.updatedAt)!,
+  } as MessageRow;
+}
+
+export function inputFromJson(row: JsonRow): TurnInputRow {
+  const out = { ...row, seq: String(row.seq) } as JsonRow;
+  for (const key of ROW_DATES) out[key] = date(row[key]);
+  return out as unknown as TurnInputRow;
+}

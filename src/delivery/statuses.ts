@@ -1,0 +1,29 @@
+// The values delivery state takes, as types. Only src/delivery/delivery-state.ts moves them; the causes
+// that create an input or an outgoing message (a callback, an inbound message, the agent runtime) create
+// it `pending`.
+
+/** What a turn input is: the person's message, a job's result or failure, a notify-progress, a hand-back. */
+export type InputKind = "user_message" | "tool_result" | "tool_failed" | "progress" | "handback";
+
+/** pending → answered (by a reply) | held (human control) | awaiting_reply (closed window) | superseded | failed. */
+export type InputState = "pending" | "held" | "awaiting_reply" | "answered" | "superseded" | "failed";
+
+export type MessageRole = "user" | "agent" | "human" | "tool_call" | "tool_result" | "template" | "progress";
+
+/**
+ * Where an outgoing message (or an input's timeline entry, which follows its answer) stands: `pending`
+ * until routed; then held, stored (for the widget's history), live (pushed, unconfirmed), delivered,
+ * read, sent (to Meta), awaiting_reply (closed window), superseded (composed again) or failed.
+ */
+export type DeliveryStatus =
+  "pending" | "held" | "stored" | "live" | "delivered" | "read" | "sent" | "awaiting_reply" | "superseded" | "failed";
+
+/** The router's decision, recorded with its reason on each message it routes. */
+export type Decision = "live" | "stored" | "sent" | "template" | "held" | "awaiting_reply" | "failed";
+
+/** Meta's statuses in the order they happen: a later one never moves a message back to an earlier one. */
+export const META_STATUS_RANK = { sent: 1, delivered: 2, read: 3, failed: 4 } as const;
+export type MetaStatus = keyof typeof META_STATUS_RANK;
+
+export const PERSON_ROLES: readonly MessageRole[] = ["user", "agent", "human"];
+export const OUTGOING_ROLES: readonly MessageRole[] = ["agent", "human"];

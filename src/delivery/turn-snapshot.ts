@@ -1,0 +1,80 @@
+// What a turn needs, read in one statement: the conversation, the outgoing messages still to route, the
+// pending inputs (with their job's status), the running jobs — and the recent history only when the agent
+// runtime asks for it (the built-in composer does not).
+import type { SqlQuery } from "../db/sql.js";
+import {
+  conversationFromJson,
+  inputFromJson,
+  messageFromJson,
+  type ConversationRow,
+  type MessageRow,
+  type TurnInputRow,
+} from "./rows.js";
+
+export const HISTORY_SIZE = 30;
+
+export interface TurnSnapshot {
+  conversation: ConversationRow;
+  /** Written for the person and not routed yet: direct messages, or a reply whose send was deferred. */
+  outgoing: MessageRow[];
+  /** Pending inputs in order; `jobStatus` is their job's (progress of an ended job is stale). */
+  inputs: (TurnInputRow & { jobStatus: string | null })[];
+  runningJobs: { id: string; tool: string; toolCallId: string | null; createdAt: Date; lastProgress: string | null }[];
+  history: Pick<MessageRow, "id" | "role" | "text" | "data" | "toolCallId" | "createdAt">[] | undefined;
+}
+
+type Json = Record<string, unknown>;
+
+export async function readTurnSnapshot(
+  sql: SqlQuery,
+  conversationId: string,
+  options: { history: boolean },
+): Promise<TurnSnapshot | undefined> {
+  const [row] = await sql.query<{
+    conversation: Json | null;
+    outgoing: Json[];
+    inputs: Json[];
+    running: Json[];
+    history: Json[] | null;
+  }>(
+    `SELECT
+       (SELECT row_to_json(c) FROM "Conversation" c WHERE c.id = $1::uuid) AS conversation,
+       (SELECT coalesce(json_agg(m ORDER BY m.seq), '[]') FROM "Message" m
+          WHERE m."conversationId" = $1::uuid AND m.status = 'pending' AND m.role IN ('agent', 'human')) AS outgoing,
+       (SELECT coalesce(json_agg(i ORDER BY i.seq), '[]') FROM (
+          SELECT t.*, j.status AS "jobStatus" FROM "TurnInput" t LEFT JOIN "Job" j ON j.id = t."jobId"
+          WHERE t."conversationId" = $1::uuid AND t.state = 'pending') i) AS inputs,
+       (SELECT coalesce(json_agg(r ORDER BY r."createdAt"), '[]') FROM (
+          SELECT j.id, j.tool, j."toolCallId", j."createdAt",
+            (SELECT p.text FROM "JobProgress" p WHERE p."jobId" = j.id ORDER BY p.seq DESC LIMIT 1) AS "lastProgress"
+          FROM "Job" j WHERE j."conversationId" = $1::uuid AND j.status = 'running') r) AS running,
+       CASE WHEN $2::boolean THEN (SELECT coalesce(json_agg(h ORDER BY h.seq), '[]') FROM (
+          SELECT id, seq, role, text, data, "toolCallId", "createdAt" FROM "Message"
+          WHERE "conversationId" = $1::uuid ORDER BY seq DESC LIMIT $3) h) END AS history`,
+    [conversationId, options.history, HISTORY_SIZE],
+  );
+  if (!row?.conversation) return undefined;
+  return {
+    conversation: conversationFromJson(row.conversation),
+    outgoing: row.outgoing.map(messageFromJson),
+    inputs: row.inputs.map((input) => ({ ...inputFromJson(input), jobStatus: (input.jobStatus as string) ?? null })),
+    runningJobs: row.running.map((job) => ({
+      id: String(job.id),
+      tool: String(job.tool),
+      toolCallId: (job.toolCallId as string | null) ?? null,
+      createdAt: new Date(`${String(job.createdAt)}Z`),
+      lastProgress: (job.lastProgress as string | null) ?? null,
+    })),
+    history: row.history?.map((entry) => {
+      const message = messageFromJson(entry);
+      return {
+        id: message.id,
+        role: message.role,
+        text: message.text,
+        data: message.data,
+        toolCallId: message.toolCallId,
+        createdAt: message.createdAt,
+      };
+    }),
+  };
+}
