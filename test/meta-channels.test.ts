@@ -272,8 +272,8 @@ describe("WhatsApp and Instagram", () => {
     await graph.whatsappInbound(who, "retry me");
     const conversation = await conversationOf("whatsapp", who);
     await eventually(() => sentTo(who)[0], "the first reply");
-    graph.failNext(2, "5xx");
-    graph.failNext(1, "429");
+    graph.failNext(who, 2, "5xx");
+    graph.failNext(who, 1, "429");
     const jobId = await startJob(conversation.id, "retries");
     await backend.post(jobId, { result: "ok", message: "after retries" });
     await eventually(
@@ -290,7 +290,7 @@ describe("WhatsApp and Instagram", () => {
     await graph.whatsappInbound(who, "fail me");
     const conversation = await conversationOf("whatsapp", who);
     await eventually(() => sentTo(who)[0], "the first reply");
-    graph.errorNext(1, 131026);
+    graph.errorNext(who, 1, 131026);
     const jobId = await startJob(conversation.id, "permanent");
     await backend.post(jobId, { result: "ok", message: "never arrives" });
     const failed = await eventually(async () => {
