@@ -152,7 +152,11 @@ async function applyStatus(ctx: HubContext, event: Extract<WhatsAppEvent, { kind
   if (event.status === "failed" && message.role === "template") return failTemplate(ctx, message, error);
   const data = { status: event.status, ...(error ? { statusReason: `${error.code} ${error.title}` } : {}) };
   const { count } = await ctx.db.message.updateMany({ where: { id: message.id, status: message.status }, data });
-  if (count === 1) ctx.realtime.consoleMessage({ ...message, ...data });
+  if (count === 0) return;
+  // Failed after Meta accepted it: counted like a send refused at once (SPEC §4: timeline and metrics).
+  if (event.status === "failed")
+    ctx.metrics.sendFailures.inc({ channel: "whatsapp", code: String(error?.code ?? "unknown") });
+  ctx.realtime.consoleMessage({ ...message, ...data });
 }
 
 /**
