@@ -2,6 +2,7 @@
 // WA_MPS per phone number across processes.
 import type { Conversation, Message } from "../../generated/prisma/client.js";
 import type { ChannelAdapter, SendOutcome, TemplateMessage, TemplateOutcome } from "../channel.js";
+import { cutText } from "../meta/cut-text.js";
 import { SendDeferredError } from "../meta/deferred.js";
 import type { GraphAnswer, GraphClient } from "../meta/graph-client.js";
 import { classifyGraphError } from "../meta/graph-error.js";
@@ -36,7 +37,7 @@ export function whatsappChannel(client: GraphClient, phoneNumberId: string, rate
   return {
     enabled: true,
     async send(conversation: Conversation, message: Message): Promise<SendOutcome> {
-      const text = (message.text ?? "").slice(0, MAX_TEXT);
+      const text = cutText(message.text ?? "", MAX_TEXT);
       const answer = await post({ to: conversation.contact, type: "text", text: { body: text, preview_url: false } });
       if (answer.ok) return { status: "sent", decision: "sent", externalId: answer.data.messages?.[0]?.id ?? "" };
       const failed = failure(answer);
