@@ -161,20 +161,21 @@ describe("the human-agent console", () => {
       "the human's WhatsApp text",
     );
 
+    // The person's last message is 30 hours old (Meta redelivered it late): the window runs from its timestamp.
     const closed = person();
-    const created = await hub.api("POST", "/v1/conversations", { channel: "whatsapp", contact: closed });
-    await hub.db.conversation.update({
-      where: { id: created.body.conversation.id },
-      data: { lastInboundAt: new Date(Date.now() - 30 * HOUR) },
-    });
-    const refused = await asConsole("POST", `/v1/conversations/${created.body.conversation.id}/human-messages`, {
+    await graph.whatsappInbound(closed, "are you still there?", { at: new Date(Date.now() - 30 * HOUR) });
+    const closedConversation = await eventually(
+      () => hub.db.conversation.findFirst({ where: { contact: closed } }),
+      "conversation",
+    );
+    const refused = await asConsole("POST", `/v1/conversations/${closedConversation.id}/human-messages`, {
       text: "too late",
     });
     expect(refused.status).toBe(409);
     expect(refused.body.error).toMatchObject({ code: "window_closed", message: expect.stringContaining("template") });
-    expect(await hub.db.message.count({ where: { conversationId: created.body.conversation.id, role: "human" } })).toBe(
-      0,
-    );
+    await hub.settled();
+    expect(await hub.db.message.count({ where: { conversationId: closedConversation.id, role: "human" } })).toBe(0);
+    expect(graph.sent.filter((m) => m.to === closed)).toEqual([]);
   });
 
   it("Instagram: a human reply carries the HUMAN_AGENT tag only between 24 hours and 7 days; later it is refused", async () => {

@@ -101,8 +101,8 @@ const waTemplate = (to: string, name = "results_ready") =>
     { messaging_product: "whatsapp", to, type: "template", template: { name, language: { code: "en" } } },
     graph.waToken,
   );
-const igText = (id: string, extra: Record<string, unknown> = {}) =>
-  call(igPath(), { recipient: { id }, message: { text: "Your results are ready." }, ...extra }, graph.igToken);
+const igText = (id: string, extra: Record<string, unknown> = {}, text = "Your results are ready.") =>
+  call(igPath(), { recipient: { id }, message: { text }, ...extra }, graph.igToken);
 
 function expectMetaError(result: { status: number; body: Record<string, any> }, status: number, code: number) {
   expect(result.status).toBe(status);
@@ -158,6 +158,7 @@ describe("fake Graph API: WhatsApp sends", () => {
       {
         channel: "whatsapp",
         id: result.body.messages[0].id,
+        from: graph.phoneNumberId,
         to: "+1 555 123 4567",
         type: "text",
         text: "é".repeat(4096),
@@ -227,20 +228,31 @@ describe("fake Graph API: WhatsApp sends", () => {
     expect((await waText("15551234567")).status).toBe(200);
   });
 
-  it("posts button, interactive and image inbound messages in Meta's shapes", async () => {
+  it("posts button, interactive (button and list replies) and image inbound messages in Meta's shapes", async () => {
     graph.setLastInbound("whatsapp", "15551234567", new Date());
     const template = await waTemplate("15551234567");
     await graph.whatsappInbound("15551234567", "Show results", { kind: "button" });
     const button = hub.last().body.entry[0].changes[0].value.messages[0];
+    // The label and the payload differ, as they do when a template defines its quick replies.
     expect(button).toMatchObject({
       type: "button",
-      button: { text: "Show results", payload: "Show results" },
+      button: { text: "Show results", payload: "show_results" },
       context: { id: template.body.messages[0].id },
     });
-    await graph.whatsappInbound("15551234567", "yes", { kind: "interactive" });
+    const text = await waText("15551234567", "Pick one");
+    await graph.whatsappInbound("15551234567", "Yes, book it", { kind: "button_reply" });
     expect(hub.last().body.entry[0].changes[0].value.messages[0]).toMatchObject({
       type: "interactive",
-      interactive: { type: "button_reply", button_reply: { id: "yes", title: "yes" } },
+      interactive: { type: "button_reply", button_reply: { id: "btn-yes_book_it", title: "Yes, book it" } },
+      context: { id: text.body.messages[0].id },
+    });
+    await graph.whatsappInbound("15551234567", "Ñuñoa, Tuesday", { kind: "list_reply" });
+    expect(hub.last().body.entry[0].changes[0].value.messages[0]).toMatchObject({
+      type: "interactive",
+      interactive: {
+        type: "list_reply",
+        list_reply: { id: "row-nunoa_tuesday", title: "Ñuñoa, Tuesday", description: expect.any(String) },
+      },
     });
     await graph.whatsappInbound("15551234567", "", { kind: "image" });
     expect(hub.last().body.entry[0].changes[0].value.messages[0]).toMatchObject({
@@ -255,7 +267,9 @@ describe("fake Graph API: WhatsApp sends", () => {
     expect(result.status).toBe(200);
     const wamid = result.body.messages[0].id as string;
     expect(graph.sent).toHaveLength(0);
-    expect(graph.rejected).toEqual([{ channel: "whatsapp", code: 131047, to: "15550000003", at: expect.any(Number) }]);
+    expect(graph.rejected).toEqual([
+      { channel: "whatsapp", code: 131047, from: graph.phoneNumberId, to: "15550000003", at: expect.any(Number) },
+    ]);
     await graph.settled();
     const received = hub.last();
     expect(received.signatureValid).toBe(true);
@@ -295,47 +309,79 @@ describe("fake Graph API: WhatsApp sends", () => {
   });
 
   it("allows 80 sends in any sliding second and answers the 81st with 130429", async () => {
-    const first = await Promise.all(
-      Array.from({ length: 40 }, (_, i) => waTemplate(`1555100${String(i).padStart(4, "0")}`)),
-    );
-    const t0 = Date.now();
+    // The fake's own clock, moved by the test: the sliding window is checked exactly, whatever the load.
+    let now = Date.now();
+    await graph.stop();
+    graph = await new FakeGraph({ hubWebhookUrl: hub.url, clock: () => now }).start();
+    const burst = (prefix: string, n: number) =>
+      Promise.all(Array.from({ length: n }, (_, i) => waTemplate(`${prefix}${String(i).padStart(4, "0")}`)));
+    const first = await burst("1555100", 40);
     expect(first.every((r) => r.status === 200)).toBe(true);
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    const second = await Promise.all(
-      Array.from({ length: 41 }, (_, i) => waTemplate(`1555200${String(i).padStart(4, "0")}`)),
-    );
+    now += 500;
+    const second = await burst("1555200", 41);
     expect(second.filter((r) => r.status === 200)).toHaveLength(40);
     const refused = second.find((r) => r.status !== 200);
     expectMetaError(refused!, 400, 130429);
     expect(refused!.body.error.error_data.details).toBe("Cloud API message throughput has been reached.");
     expect(graph.throughputRejections).toBe(1);
-    // Once the first 40 leave the window, 40 more fit — but not 41.
-    await new Promise((resolve) => setTimeout(resolve, Math.max(0, t0 + 1050 - Date.now())));
-    const third = await Promise.all(
-      Array.from({ length: 41 }, (_, i) => waTemplate(`1555300${String(i).padStart(4, "0")}`)),
-    );
+    // 999 ms after the first 40 they still count; at 1000 ms they leave the window and 40 more fit — not 41.
+    now += 499;
+    expectMetaError(await waTemplate("15553000999"), 400, 130429);
+    now += 1;
+    const third = await burst("1555300", 41);
     expect(third.filter((r) => r.status === 200)).toHaveLength(40);
-    expect(graph.throughputRejections).toBe(2);
+    expect(graph.throughputRejections).toBe(3);
     expect(graph.sent).toHaveLength(120);
-    expect(graph.requests).toBe(122);
+    expect(graph.requests).toBe(123);
+    // What is recorded carries the fake's clock.
+    expect(new Set(graph.sent.map((m) => m.at)).size).toBe(3);
   });
 
-  it("answers injected failures before any other check, in the order queued", async () => {
-    graph.failNext(1, "5xx");
-    graph.failNext(1, "429");
-    graph.errorNext(1, 131026);
-    graph.errorNext(1, 131056, 429);
+  it("answers a recipient's injected failures before any other check, in the order queued", async () => {
+    graph.failNext("15550000009", 1, "5xx");
+    graph.failNext("15550000009", 1, "429");
+    graph.errorNext("15550000009", 1, 131026);
+    graph.errorNext("+1 555 000 0009", 1, 131056, 429); // the same wa_id, written as the hub might
+    expect(graph.failuresLeft("15550000009")).toBe(4);
     expectMetaError(await waText("15550000009"), 500, 131000);
     expectMetaError(await waText("15550000009"), 429, 130429);
     expectMetaError(await waText("15550000009"), 400, 131026);
     expectMetaError(await waTemplate("15550000009"), 429, 131056);
     expect((await waTemplate("15550000009")).status).toBe(200);
-    graph.errorNext(1, 190, 401);
+    graph.errorNext("15550000009", 1, 190, 401);
     expectMetaError(await waTemplate("15550000009"), 401, 190);
-    // Auth still comes first.
-    graph.failNext(1, "5xx");
-    expectMetaError(await call(waPath(), {}, "wrong"), 401, 190);
+    // Auth still comes first, and a refused token does not consume the failure.
+    graph.failNext("15550000009", 1, "5xx");
+    expectMetaError(await call(waPath(), { messaging_product: "whatsapp", to: "15550000009" }, "wrong"), 401, 190);
+    expect(graph.failuresLeft("15550000009")).toBe(1);
     expectMetaError(await waTemplate("15550000009"), 500, 131000);
+    expect(graph.failuresLeft("15550000009")).toBe(0);
+  });
+
+  it("keeps injected failures for their recipient: sends to anyone else go through and leave them queued", async () => {
+    graph.errorNext("15550000010", 2, 131056);
+    graph.failNext("15550000010", 1, "5xx");
+    for (let i = 0; i < 3; i++) expect((await waTemplate("15550000011")).status).toBe(200);
+    expect(graph.failuresLeft("15550000010")).toBe(3);
+    expectMetaError(await waTemplate("15550000010"), 400, 131056);
+    expect(graph.clearFailures("15550000010")).toBe(2);
+    expect((await waTemplate("15550000010")).status).toBe(200);
+    expect(graph.rejected.map((r) => [r.code, r.to])).toEqual([[131056, "15550000010"]]);
+  });
+
+  it("records every send request with when it arrived, who it was from and to, and the answer", async () => {
+    graph.setLastInbound("whatsapp", "15550000012", new Date());
+    graph.errorNext("15550000012", 1, 131000, 500);
+    const before = Date.now();
+    await waText("15550000012");
+    await waText("15550000012");
+    await waText("15550000013");
+    expect(graph.attempts).toEqual([
+      { channel: "whatsapp", from: graph.phoneNumberId, to: "15550000012", at: expect.any(Number), httpStatus: 500 },
+      { channel: "whatsapp", from: graph.phoneNumberId, to: "15550000012", at: expect.any(Number), httpStatus: 200 },
+      { channel: "whatsapp", from: graph.phoneNumberId, to: "15550000013", at: expect.any(Number), httpStatus: 400 },
+    ]);
+    expect(graph.attempts.every((attempt) => attempt.at >= before && attempt.at <= Date.now())).toBe(true);
   });
 });
 
@@ -412,13 +458,25 @@ describe("fake Graph API: Instagram sends", () => {
     });
   });
 
-  it("shares injected 5xx/429 failures with WhatsApp, but not errorNext codes", async () => {
+  it("answers injected failures for an Instagram recipient in Graph's shapes, and only to that recipient", async () => {
     await graph.instagramInbound("9000000000000004", "hi");
-    graph.errorNext(1, 131026);
-    graph.failNext(1, "429");
+    await graph.instagramInbound("9000000000000005", "hi");
+    graph.failNext("9000000000000004", 1, "429");
+    graph.failNext("9000000000000004", 1, "5xx");
+    graph.errorNext("9000000000000004", 1, 100);
+    expect((await igText("9000000000000005")).status).toBe(200);
     expectMetaError(await igText("9000000000000004"), 429, 4);
+    expectMetaError(await igText("9000000000000004"), 500, 2);
+    expectMetaError(await igText("9000000000000004"), 400, 100);
     expect((await igText("9000000000000004")).status).toBe(200);
-    expectMetaError(await waTemplate("15550000009"), 400, 131026);
+    expect((await waTemplate("9000000000000004")).status).toBe(200);
+  });
+
+  it("refuses a text longer than 1000 characters with code 100", async () => {
+    await graph.instagramInbound("9000000000000006", "hi");
+    expect((await igText("9000000000000006", {}, "😀".repeat(1000))).status).toBe(200);
+    expectMetaError(await igText("9000000000000006", {}, "x".repeat(1001)), 400, 100);
+    expect(graph.sent.map((m) => Array.from(m.text ?? "").length)).toEqual([1000]);
   });
 });
 
@@ -429,5 +487,163 @@ describe("fake Graph API: raw webhooks", () => {
     expect(await graph.postWebhook({ object: "page", entry: [] }, { signature: "sha256=deadbeef" })).toBe(401);
     expect(await graph.postWebhook({ object: "page", entry: [] }, { signature: "" })).toBe(401);
     expect(graph.webhooks.map((w) => w.status)).toEqual([200, 401, 401]);
+  });
+});
+
+describe("fake Graph API: several phone numbers and accounts, batched webhooks", () => {
+  const SECOND_NUMBER = "2222222222";
+  const SECOND_IG = "17841400000000002";
+
+  beforeEach(async () => {
+    await graph.stop();
+    graph = await new FakeGraph({
+      hubWebhookUrl: hub.url,
+      otherPhoneNumberIds: [SECOND_NUMBER],
+      otherIgAccountIds: [SECOND_IG],
+    }).start();
+  });
+
+  it("keeps one window per phone number and person, and records the number each send came from", async () => {
+    const inbound = await graph.whatsappInbound("15551230001", "to the second number", {
+      phoneNumberId: SECOND_NUMBER,
+    });
+    expect(inbound.status).toBe(200);
+    expect(hub.last().body.entry[0].changes[0].value.metadata).toEqual({
+      display_phone_number: graph.displayPhoneNumber(SECOND_NUMBER),
+      phone_number_id: SECOND_NUMBER,
+    });
+    expect(graph.displayPhoneNumber(SECOND_NUMBER)).not.toBe(graph.displayPhoneNumber(graph.phoneNumberId));
+    // The person wrote to the second number only: the first one is outside its window with them.
+    expectMetaError(await waText("15551230001"), 400, 131047);
+    const fromSecond = await call(
+      `/v21.0/${SECOND_NUMBER}/messages`,
+      { messaging_product: "whatsapp", to: "15551230001", type: "text", text: { body: "hello" } },
+      graph.waToken,
+    );
+    expect(fromSecond.status).toBe(200);
+    expect(graph.sent.map((m) => [m.from, m.to, m.text])).toEqual([[SECOND_NUMBER, "15551230001", "hello"]]);
+    expect(graph.rejected.map((r) => [r.from, r.code])).toEqual([[graph.phoneNumberId, 131047]]);
+    // Its statuses come from the number that sent it.
+    await graph.whatsappStatus(fromSecond.body.messages[0].id, "delivered");
+    expect(hub.last().body.entry[0].changes[0].value.metadata.phone_number_id).toBe(SECOND_NUMBER);
+  });
+
+  it("counts the 80 sends a second per phone number", async () => {
+    const now = Date.now();
+    await graph.stop();
+    graph = await new FakeGraph({
+      hubWebhookUrl: hub.url,
+      otherPhoneNumberIds: [SECOND_NUMBER],
+      clock: () => now,
+    }).start();
+    const template = (from: string, to: string) =>
+      call(
+        `/v21.0/${from}/messages`,
+        {
+          messaging_product: "whatsapp",
+          to,
+          type: "template",
+          template: { name: "results_ready", language: { code: "en" } },
+        },
+        graph.waToken,
+      );
+    for (let i = 0; i < 80; i++) expect((await template(graph.phoneNumberId, `1555400${i}`)).status).toBe(200);
+    expectMetaError(await template(graph.phoneNumberId, "15554009999"), 400, 130429);
+    expect((await template(SECOND_NUMBER, "15554009999")).status).toBe(200);
+  });
+
+  it("keeps one window per Instagram account and person, and posts for the account named", async () => {
+    await graph.instagramInbound("9000000000000010", "to the second account", { accountId: SECOND_IG });
+    expect(hub.last().body.entry[0]).toMatchObject({
+      id: SECOND_IG,
+      messaging: [{ sender: { id: "9000000000000010" }, recipient: { id: SECOND_IG } }],
+    });
+    expectMetaError(await igText("9000000000000010"), 400, 10);
+    const fromSecond = await call(
+      `/v21.0/${SECOND_IG}/messages`,
+      { recipient: { id: "9000000000000010" }, message: { text: "hello" } },
+      graph.igToken,
+    );
+    expect(fromSecond.status).toBe(200);
+    expect(graph.sent.map((m) => [m.from, m.to])).toEqual([[SECOND_IG, "9000000000000010"]]);
+    await graph.instagramEcho("9000000000000010", "echo", { accountId: SECOND_IG });
+    expect(hub.last().body.entry[0].messaging[0]).toMatchObject({
+      sender: { id: SECOND_IG },
+      recipient: { id: "9000000000000010" },
+      message: { is_echo: true },
+    });
+  });
+
+  it("puts several entries, changes, messages and statuses in one WhatsApp delivery, and opens each window", async () => {
+    graph.setLastInbound("whatsapp", "15551230009", new Date());
+    const earlier = await waText("15551230009", "earlier");
+    const old = new Date(Date.now() - 30 * HOUR);
+    const { ids, status } = await graph.whatsappWebhook([
+      {
+        changes: [
+          {
+            messages: [
+              { from: "15551230002", text: "uno", name: "Uno" },
+              { from: "15551230003", text: "dos", kind: "button_reply" },
+              { from: "15551230002", text: "tres", at: old },
+            ],
+          },
+          { statuses: [{ wamid: earlier.body.messages[0].id, status: "delivered" }] },
+        ],
+      },
+      {
+        wabaId: "3333333333333333",
+        changes: [{ phoneNumberId: SECOND_NUMBER, messages: [{ from: "15551230004", text: "cuatro" }] }],
+      },
+    ]);
+    expect(status).toBe(200);
+    expect(ids).toHaveLength(4);
+    expect(hub.received).toHaveLength(1);
+    const body = hub.last().body;
+    expect(body.entry.map((e: { id: string }) => e.id)).toEqual([expect.any(String), "3333333333333333"]);
+    const [first, second] = body.entry[0].changes;
+    expect(first.value.messages.map((m: { id: string }) => m.id)).toEqual(ids.slice(0, 3));
+    expect(first.value.messages[1].interactive.button_reply.title).toBe("dos");
+    expect(first.value.contacts).toEqual([
+      { profile: { name: "Uno" }, wa_id: "15551230002" },
+      { profile: { name: "Test Person" }, wa_id: "15551230003" },
+    ]);
+    expect(second.value.statuses).toEqual([
+      expect.objectContaining({ id: earlier.body.messages[0].id, status: "delivered" }),
+    ]);
+    expect(second.value.messages).toBeUndefined();
+    expect(body.entry[1].changes[0].value.metadata.phone_number_id).toBe(SECOND_NUMBER);
+    expect(body.entry[1].changes[0].value.messages[0]).toMatchObject({ id: ids[3], text: { body: "cuatro" } });
+    // The old message did not move "uno"'s window back; the others opened theirs with their own number.
+    expect((await waText("15551230002")).status).toBe(200);
+    expect((await waText("15551230003")).status).toBe(200);
+    expectMetaError(await waText("15551230004"), 400, 131047);
+  });
+
+  it("puts several accounts and events in one Instagram delivery", async () => {
+    const { ids, status } = await graph.instagramWebhook([
+      {
+        messaging: [
+          { from: "9000000000000011", text: "a" },
+          { from: "9000000000000012", text: "b" },
+        ],
+      },
+      {
+        accountId: SECOND_IG,
+        messaging: [
+          { from: "9000000000000011", text: "c" },
+          { echoTo: "9000000000000011", text: "d" },
+        ],
+      },
+    ]);
+    expect(status).toBe(200);
+    expect(hub.received).toHaveLength(1);
+    const entries = hub.last().body.entry;
+    expect(entries.map((e: { id: string }) => e.id)).toEqual([graph.igAccountId, SECOND_IG]);
+    expect(
+      entries.flatMap((e: { messaging: { message: { mid: string } }[] }) => e.messaging.map((m) => m.message.mid)),
+    ).toEqual(ids);
+    expect(entries[1].messaging[1]).toMatchObject({ sender: { id: SECOND_IG }, message: { text: "d", is_echo: true } });
+    expect((await igText("9000000000000012")).status).toBe(200);
   });
 });

@@ -386,7 +386,7 @@ export function deliveryState(sql: Sql, changes: Changes, now: () => Date) {
       rank: number;
       at: Date;
       error: { code: number; title: string } | undefined;
-    }): Promise<{ outcome: "unknown" } | { outcome: "resend" | "applied"; conversationId: string }> {
+    }): Promise<{ outcome: "unknown" } | { outcome: "resend" | "applied"; conversationId: string; failed?: boolean }> {
       const [message] = await sql.query<Pick<MessageRow, "id" | "conversationId" | "role" | "status">>(
         `SELECT id, "conversationId", role, status FROM "Message" WHERE "externalId" = $1`,
         [status.externalId],
@@ -422,7 +422,7 @@ export function deliveryState(sql: Sql, changes: Changes, now: () => Date) {
           [message.id, message.conversationId, reason ?? "template failed", now()],
         );
         publish(conversationId, changed);
-        return { outcome: "applied", conversationId };
+        return { outcome: "applied", conversationId, failed: changed.length > 0 };
       }
       const changed = await sql.query<MessageRow>(
         `UPDATE "Message" SET status = $2, "statusReason" = coalesce($3, "statusReason"), "updatedAt" = $5
@@ -432,7 +432,7 @@ export function deliveryState(sql: Sql, changes: Changes, now: () => Date) {
         [message.id, status.status, reason, status.rank, now()],
       );
       publish(conversationId, changed);
-      return { outcome: "applied", conversationId };
+      return { outcome: "applied", conversationId, failed: status.status === "failed" && changed.length > 0 };
     },
 
     /** Conversations whose inputs or outgoing messages have waited this long: their turn was lost. */

@@ -2,8 +2,11 @@
 // WhatsApp Cloud API and Instagram messaging send endpoints with Meta's documented success and error
 // bodies, enforces the rules the hub has to live with (24-hour windows, the Instagram HUMAN_AGENT tag,
 // 80 messages/second per phone number, approved template names, OAuth tokens), and emits Meta's webhooks
-// to the hub signed the way Meta signs them. Tests steer it (injected failures, window state) and read
-// back what it accepted or refused.
+// to the hub signed the way Meta signs them. One app: a WhatsApp Business Account with one or more phone
+// numbers, one or more Instagram accounts; windows and throughput are per number / account, as at Meta.
+// Webhooks may batch several entries, changes and messages in one delivery, as Meta's do. Tests steer it
+// (failures injected for one recipient, window state, its clock) and read back every send it accepted or
+// refused, with when it arrived.
 //
 // Deliberately independent of the hub's own code: it signs, serialises and validates on its own, so a
 // bug shared between the hub and a helper it exports cannot hide.
@@ -16,8 +19,12 @@ import express, { type Request, type Response } from "express";
 export interface FakeGraphOptions {
   version?: string;
   phoneNumberId?: string;
+  /** More phone numbers of the same WhatsApp Business Account; the same token sends from each. */
+  otherPhoneNumberIds?: string[];
   waToken?: string;
   igAccountId?: string;
+  /** More Instagram professional accounts of the same app; the same token sends from each. */
+  otherIgAccountIds?: string[];
   igToken?: string;
   /** Signs webhooks: X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the raw body>. */
   appSecret?: string;
@@ -27,6 +34,8 @@ export interface FakeGraphOptions {
   mps?: number;
   /** Approved WhatsApp template names. */
   templates?: string[];
+  /** The time (ms) the fake lives by, for windows, throughput and records; Date.now by default. */
+  clock?: () => number;
 }
 
 export type Channel = "whatsapp" | "instagram";
@@ -35,6 +44,8 @@ export interface SentMessage {
   channel: Channel;
   /** wamid ("wamid.<base64>") or Instagram mid ("m_..."). */
   id: string;
+  /** The phone number id / Instagram account id it was sent from. */
+  from: string;
   /** WhatsApp `to` as the hub sent it / Instagram recipient.id. */
   to: string;
   type: "text" | "template";
@@ -42,15 +53,28 @@ export interface SentMessage {
   template?: { name: string; language: string; components?: unknown[] };
   /** Instagram: the tag, when messaging_type = MESSAGE_TAG. */
   tag?: string;
-  /** Date.now() when accepted. */
+  /** The fake's clock (Date.now() unless a `clock` was given) when accepted. */
   at: number;
 }
 
 export interface RejectedSend {
   channel: Channel;
   code: number;
+  /** The phone number id / Instagram account id the send was for ("" when the path named none the fake knows). */
+  from: string;
   to: string;
   at: number;
+}
+
+/** One send request as it arrived, accepted or refused. */
+export interface SendAttempt {
+  channel: Channel;
+  from: string;
+  to: string;
+  /** The fake's clock when the request arrived. */
+  at: number;
+  /** The HTTP status the fake answered. */
+  httpStatus: number;
 }
 
 export interface StatusError {
@@ -68,6 +92,72 @@ export interface PostedWebhook {
   error?: string;
 }
 
+/**
+ * What a person can send on WhatsApp: text; `button`, a template's quick-reply button (its label in `text`, a
+ * payload that differs); `button_reply` and `list_reply`, answers to an interactive message (their title,
+ * with an id that differs); an image (the text is its caption, "" for none).
+ */
+export type WhatsAppInboundKind = "text" | "button" | "button_reply" | "list_reply" | "image";
+
+/** One message from a person, inside a WhatsApp webhook. */
+export interface WhatsAppInbound {
+  from: string;
+  text: string;
+  kind?: WhatsAppInboundKind;
+  /** The message's own `timestamp` (when the person sent it); their window runs from it. Default: now. */
+  at?: Date;
+  /** The profile name in `contacts`. */
+  name?: string;
+  id?: string;
+}
+
+/** One status update of a wamid, inside a WhatsApp webhook; `failed` carries `errors`. */
+export interface WhatsAppStatusUpdate {
+  wamid: string;
+  status: "sent" | "delivered" | "read" | "failed";
+  errors?: StatusError[];
+  at?: Date;
+  /** recipient_id; by default the recipient the wamid was sent to. */
+  to?: string;
+}
+
+/** One `changes[]` element: everything for one phone number of the business account. */
+export interface WhatsAppChange {
+  /** metadata.phone_number_id; the fake's first phone number by default. */
+  phoneNumberId?: string;
+  messages?: WhatsAppInbound[];
+  statuses?: WhatsAppStatusUpdate[];
+}
+
+/** One `entry[]` element of a WhatsApp webhook. */
+export interface WhatsAppEntry {
+  /** entry[].id, the WhatsApp Business Account id. */
+  wabaId?: string;
+  changes: WhatsAppChange[];
+}
+
+/** A message from a person to an Instagram account… */
+export interface InstagramInbound {
+  from: string;
+  text: string;
+  at?: Date;
+  id?: string;
+}
+
+/** …or the echo of a message the account sent to a person. */
+export interface InstagramEcho {
+  echoTo: string;
+  text: string;
+  id?: string;
+}
+
+/** One `entry[]` element of an Instagram webhook: events of one Instagram account. */
+export interface InstagramEntry {
+  /** entry[].id and the account side of each event; the fake's first account by default. */
+  accountId?: string;
+  messaging: (InstagramInbound | InstagramEcho)[];
+}
+
 /** The WhatsApp Business Account id the webhooks carry in entry[].id. */
 export const FAKE_WABA_ID = "2222222222222222";
 /** metadata.display_phone_number in WhatsApp webhooks. */
@@ -81,6 +171,7 @@ const THROUGHPUT_WINDOW_MS = 1000;
 /** Delay before the `failed` status webhook in windowErrorMode "async" (Meta sends it shortly after the 200). */
 const ASYNC_FAILURE_DELAY_MS = 50;
 const MAX_TEXT_BODY = 4096;
+const MAX_INSTAGRAM_TEXT = 1000;
 const ERROR_CODES_URL = "https://developers.facebook.com/docs/whatsapp/cloud-api/support/error-codes/";
 
 const WINDOW_DETAILS =
@@ -258,6 +349,8 @@ export class FakeGraph {
   hubWebhookUrl: string;
   readonly sent: SentMessage[] = [];
   readonly rejected: RejectedSend[] = [];
+  /** Every send request on either channel, accepted or refused, in arrival order. */
+  readonly attempts: SendAttempt[] = [];
   /** Every webhook posted to the hub, in order, with the hub's answer. */
   readonly webhooks: PostedWebhook[] = [];
   /**
@@ -268,25 +361,36 @@ export class FakeGraph {
   windowErrorMode: "sync" | "async" = "sync";
 
   readonly version: string;
+  /** The first phone number of the business account: webhooks and windows use it unless told otherwise. */
   readonly phoneNumberId: string;
+  /** Every phone number of the business account, the first one included. */
+  readonly phoneNumberIds: readonly string[];
   readonly waToken: string;
+  /** The first Instagram account: webhooks and windows use it unless told otherwise. */
   readonly igAccountId: string;
+  /** Every Instagram account of the app, the first one included. */
+  readonly igAccountIds: readonly string[];
   readonly igToken: string;
   readonly appSecret: string;
   readonly mps: number;
   readonly templates: readonly string[];
+  readonly clock: () => number;
 
   private server: Server | undefined;
   private requestCount = 0;
   private throughputRejectionCount = 0;
-  private readonly injected: InjectedFailure[] = [];
-  /** Accepted WhatsApp sends (Date.now()), oldest first, for the sliding one-second throughput window. */
-  private readonly acceptedAt: number[] = [];
-  /** Last inbound message time (ms) per person: WhatsApp keyed by wa_id, Instagram by IGSID. */
+  /** Injected failures, each for one recipient, in the order they were queued. */
+  private readonly injected: { to: string; failure: InjectedFailure }[] = [];
+  /** Accepted WhatsApp sends (the fake's clock) per phone number, oldest first, for the sliding one-second window. */
+  private readonly acceptedAt = new Map<string, number[]>();
+  /**
+   * Last inbound message time (ms) per (business account, person): WhatsApp by phone number id and wa_id,
+   * Instagram by account id and IGSID. A window is between one person and one business number or account.
+   */
   private readonly lastInbound = { whatsapp: new Map<string, number>(), instagram: new Map<string, number>() };
-  /** wamid → recipient, so status webhooks can carry recipient_id. */
-  private readonly wamidRecipients = new Map<string, string>();
-  /** Last template wamid per wa_id: a quick-reply button webhook quotes it in `context`. */
+  /** wamid → the phone number that sent it and its recipient, so status webhooks can carry both. */
+  private readonly wamids = new Map<string, { from: string; to: string }>();
+  /** Last template / any message wamid per (phone number, wa_id): quick-reply and interactive answers quote it. */
   private readonly lastTemplateTo = new Map<string, string>();
   private readonly lastMessageTo = new Map<string, string>();
   private readonly timers = new Set<NodeJS.Timeout>();
@@ -295,13 +399,16 @@ export class FakeGraph {
   constructor(options: FakeGraphOptions = {}) {
     this.version = options.version ?? "v21.0";
     this.phoneNumberId = options.phoneNumberId ?? "1111111111";
+    this.phoneNumberIds = [this.phoneNumberId, ...(options.otherPhoneNumberIds ?? [])];
     this.waToken = options.waToken ?? "wa-token-for-tests";
     this.igAccountId = options.igAccountId ?? "17841400000000001";
+    this.igAccountIds = [this.igAccountId, ...(options.otherIgAccountIds ?? [])];
     this.igToken = options.igToken ?? "ig-token-for-tests";
     this.appSecret = options.appSecret ?? "app-secret-for-tests";
     this.hubWebhookUrl = options.hubWebhookUrl ?? "";
     this.mps = options.mps ?? 80;
     this.templates = options.templates ?? ["results_ready", "hub_default"];
+    this.clock = options.clock ?? Date.now;
   }
 
   /** Count of send requests received on either channel, accepted or not. */
@@ -314,19 +421,54 @@ export class FakeGraph {
     return this.throughputRejectionCount;
   }
 
-  /** Answer the next n send requests (either channel) with HTTP 500 / HTTP 429 and Meta's error body. */
-  failNext(n: number, kind: "5xx" | "429"): void {
-    for (let i = 0; i < n; i++) this.injected.push({ kind });
+  /** Whether no webhook is scheduled or being posted (see `settled`). */
+  get idle(): boolean {
+    return this.timers.size === 0 && this.pending.size === 0;
   }
 
-  /** Answer the next n WhatsApp sends with the given Meta error code and HTTP status (400 by default). */
-  errorNext(n: number, code: number, httpStatus = 400): void {
-    for (let i = 0; i < n; i++) this.injected.push({ kind: "code", code, httpStatus });
+  /** metadata.display_phone_number of one of the business account's phone numbers. */
+  displayPhoneNumber(phoneNumberId: string): string {
+    if (phoneNumberId === this.phoneNumberId) return FAKE_DISPLAY_PHONE_NUMBER;
+    return `1555${waId(phoneNumberId).slice(-7).padStart(7, "0")}`;
   }
 
-  /** Sets a person's window (their last inbound message time) without posting a webhook. */
-  setLastInbound(channel: Channel, who: string, at: Date): void {
-    this.lastInbound[channel].set(channel === "whatsapp" ? waId(who) : who, at.getTime());
+  /**
+   * Answer the next n sends to this recipient (either channel) with HTTP 500 / HTTP 429 and Meta's error
+   * body. Only sends to that recipient consume them: a late send to someone else never does.
+   */
+  failNext(to: string, n: number, kind: "5xx" | "429"): void {
+    for (let i = 0; i < n; i++) this.injected.push({ to, failure: { kind } });
+  }
+
+  /** Answer the next n sends to this recipient with the given Meta error code and HTTP status (400 by default). */
+  errorNext(to: string, n: number, code: number, httpStatus = 400): void {
+    for (let i = 0; i < n; i++) this.injected.push({ to, failure: { kind: "code", code, httpStatus } });
+  }
+
+  /** How many injected failures are still waiting for a send to this recipient. */
+  failuresLeft(to: string): number {
+    return this.injected.filter((entry) => sameRecipient(entry.to, to)).length;
+  }
+
+  /** Drops the injected failures still waiting for this recipient; returns how many there were. */
+  clearFailures(to: string): number {
+    let cleared = 0;
+    for (let i = this.injected.length - 1; i >= 0; i--) {
+      if (sameRecipient(this.injected[i]!.to, to)) {
+        this.injected.splice(i, 1);
+        cleared++;
+      }
+    }
+    return cleared;
+  }
+
+  /**
+   * Sets a person's window (their last inbound message time) without posting a webhook; `account` is the
+   * phone number id / Instagram account id the window is with (the first one by default).
+   */
+  setLastInbound(channel: Channel, who: string, at: Date, options: { account?: string } = {}): void {
+    const account = options.account ?? (channel === "whatsapp" ? this.phoneNumberId : this.igAccountId);
+    this.lastInbound[channel].set(windowKey(channel, account, who), at.getTime());
   }
 
   async start(): Promise<this> {
@@ -373,25 +515,39 @@ export class FakeGraph {
 
   private handleSend(req: Request, res: Response): void {
     this.requestCount++;
+    const arrivedAt = this.clock();
     const node = String(req.params.node);
     const token = this.tokenOf(req);
     // Which product the request is for: by node id, else by token (an unknown node is still refused with
     // the right channel recorded).
-    const channel: Channel =
-      node === this.phoneNumberId
-        ? "whatsapp"
-        : node === this.igAccountId
+    const channel: Channel = this.phoneNumberIds.includes(node)
+      ? "whatsapp"
+      : this.igAccountIds.includes(node)
+        ? "instagram"
+        : token === this.igToken
           ? "instagram"
-          : token === this.igToken
-            ? "instagram"
-            : "whatsapp";
+          : "whatsapp";
+    // The sender: the node itself, "me" for the Instagram token's own (first) account; "" if unknown.
+    const from =
+      channel === "whatsapp"
+        ? this.phoneNumberIds.includes(node)
+          ? node
+          : ""
+        : node === "me"
+          ? this.igAccountId
+          : this.igAccountIds.includes(node)
+            ? node
+            : "";
     const body = parseBody(req.body);
     const to = recipientOf(channel, body);
+    const answer = (httpStatus: number, json: unknown) => {
+      this.attempts.push({ channel, from, to, at: arrivedAt, httpStatus });
+      res.status(httpStatus).json(json);
+    };
     try {
       if (token !== (channel === "whatsapp" ? this.waToken : this.igToken)) throw new SendRefused(401, INVALID_TOKEN);
-      this.applyInjectedFailure(channel);
-      const nodeOk = channel === "whatsapp" ? node === this.phoneNumberId : node === this.igAccountId || node === "me";
-      if (String(req.params.version) !== this.version || !nodeOk) {
+      this.applyInjectedFailure(channel, to);
+      if (String(req.params.version) !== this.version || from === "") {
         throw new SendRefused(400, {
           code: 100,
           type: "GraphMethodException",
@@ -399,12 +555,12 @@ export class FakeGraph {
           message: `Unsupported post request. Object with ID '${node}' does not exist, cannot be loaded due to missing permissions, or does not support this operation.`,
         });
       }
-      const result = channel === "whatsapp" ? this.sendWhatsapp(body) : this.sendInstagram(body);
-      res.status(200).json(result);
+      const result = channel === "whatsapp" ? this.sendWhatsapp(from, body) : this.sendInstagram(from, body);
+      answer(200, result);
     } catch (error) {
       if (!(error instanceof SendRefused)) throw error;
-      this.refuse(channel, to, error.graphError.code);
-      res.status(error.httpStatus).json(errorBody(error.graphError));
+      this.refuse(channel, from, to, error.graphError.code);
+      answer(error.httpStatus, errorBody(error.graphError));
     }
   }
 
@@ -416,19 +572,19 @@ export class FakeGraph {
     return typeof query === "string" ? query : undefined;
   }
 
-  private refuse(channel: Channel, to: string, code: number): void {
+  private refuse(channel: Channel, from: string, to: string, code: number): void {
     if (code === 130429) this.throughputRejectionCount++;
-    this.rejected.push({ channel, code, to, at: Date.now() });
+    this.rejected.push({ channel, code, from, to, at: this.clock() });
   }
 
   /** failNext / errorNext answers come before any validation (after auth), in the order they were queued. */
-  private applyInjectedFailure(channel: Channel): void {
-    // errorNext is WhatsApp-only: on Instagram, skip over queued WhatsApp codes to the first failNext entry.
-    const index = this.injected.findIndex((failure) => channel === "whatsapp" || failure.kind !== "code");
+  private applyInjectedFailure(channel: Channel, to: string): void {
+    if (to === "") return;
+    const index = this.injected.findIndex((entry) => sameRecipient(entry.to, to));
     if (index < 0) return;
-    const [failure] = this.injected.splice(index, 1);
-    if (!failure) return;
-    if (failure.kind === "code") throw new SendRefused(failure.httpStatus, this.injectedError(failure.code));
+    const [entry] = this.injected.splice(index, 1);
+    const failure = entry!.failure;
+    if (failure.kind === "code") throw new SendRefused(failure.httpStatus, this.injectedError(channel, failure.code));
     if (failure.kind === "5xx") {
       throw new SendRefused(
         500,
@@ -450,13 +606,14 @@ export class FakeGraph {
     );
   }
 
-  private injectedError(code: number): GraphError {
+  private injectedError(channel: Channel, code: number): GraphError {
     if (code === 190) return INVALID_TOKEN;
+    if (channel === "instagram") return { code, message: `(#${code}) ${WHATSAPP_ERRORS[code]?.title ?? "Error"}` };
     if (code === 131047) return whatsappError(131047, WINDOW_DETAILS);
     return whatsappError(code);
   }
 
-  private sendWhatsapp(body: Json | undefined): Json {
+  private sendWhatsapp(from: string, body: Json | undefined): Json {
     const invalid = (details: string) => new SendRefused(400, whatsappError(100, details));
     if (!body) throw invalid("The request body is not valid JSON.");
     if (body.messaging_product !== "whatsapp") throw invalid("The parameter messaging_product is required.");
@@ -477,7 +634,7 @@ export class FakeGraph {
       if (text.preview_url !== undefined && typeof text.preview_url !== "boolean") {
         throw invalid("Param text['preview_url'] must be a boolean.");
       }
-      message = { channel: "whatsapp", to, type: "text", text: text.body };
+      message = { channel: "whatsapp", from, to, type: "text", text: text.body };
     } else if (body.type === "template") {
       const template = body.template;
       if (!isRecord(template) || !nonEmptyString(template.name))
@@ -497,6 +654,7 @@ export class FakeGraph {
       }
       message = {
         channel: "whatsapp",
+        from,
         to,
         type: "template",
         template: {
@@ -514,29 +672,32 @@ export class FakeGraph {
     }
 
     // Throughput: at most `mps` accepted sends per phone number in any sliding second.
-    const now = Date.now();
-    while (this.acceptedAt.length > 0 && (this.acceptedAt[0] ?? 0) <= now - THROUGHPUT_WINDOW_MS)
-      this.acceptedAt.shift();
-    if (this.acceptedAt.length >= this.mps) throw new SendRefused(400, whatsappError(130429));
+    const now = this.clock();
+    const accepted = this.acceptedAt.get(from) ?? [];
+    this.acceptedAt.set(from, accepted);
+    while (accepted.length > 0 && (accepted[0] ?? 0) <= now - THROUGHPUT_WINDOW_MS) accepted.shift();
+    if (accepted.length >= this.mps) throw new SendRefused(400, whatsappError(130429));
 
-    // The customer service window: free-form messages only within 24 hours of the person's last message.
-    const last = this.lastInbound.whatsapp.get(waId(to));
+    // The customer service window: free-form messages only within 24 hours of the person's last message
+    // to this phone number.
+    const key = windowKey("whatsapp", from, to);
+    const last = this.lastInbound.whatsapp.get(key);
     const outsideWindow = message.type !== "template" && (last === undefined || now - last >= WHATSAPP_WINDOW_MS);
     if (outsideWindow && this.windowErrorMode === "sync") {
       throw new SendRefused(400, whatsappError(131047, WINDOW_DETAILS));
     }
 
     const id = newWamid(to);
-    this.acceptedAt.push(now);
-    this.wamidRecipients.set(id, waId(to));
+    accepted.push(now);
+    this.wamids.set(id, { from, to: waId(to) });
     if (outsideWindow) {
       // Accepted by the API, then failed by WhatsApp: refused, not sent.
-      this.refuse("whatsapp", to, 131047);
+      this.refuse("whatsapp", from, to, 131047);
       this.scheduleWindowFailure(id);
     } else {
       this.sent.push({ ...message, id, at: now });
-      this.lastMessageTo.set(waId(to), id);
-      if (message.type === "template") this.lastTemplateTo.set(waId(to), id);
+      this.lastMessageTo.set(key, id);
+      if (message.type === "template") this.lastTemplateTo.set(key, id);
     }
     return { messaging_product: "whatsapp", contacts: [{ input: to, wa_id: waId(to) }], messages: [{ id }] };
   }
@@ -555,7 +716,7 @@ export class FakeGraph {
     this.timers.add(timer);
   }
 
-  private sendInstagram(body: Json | undefined): Json {
+  private sendInstagram(from: string, body: Json | undefined): Json {
     const invalid = (details: string) => new SendRefused(400, { code: 100, message: `(#100) ${details}` });
     if (!body) throw invalid("The request body is not valid JSON.");
     const recipient = body.recipient;
@@ -563,6 +724,9 @@ export class FakeGraph {
     const message = body.message;
     if (!isRecord(message)) throw invalid("param message must be non-empty.");
     if (!nonEmptyString(message.text)) throw invalid("Param message[text] must be a non-empty UTF-8 encoded string.");
+    if (Array.from(message.text).length > MAX_INSTAGRAM_TEXT) {
+      throw invalid(`Length of param message[text] must be less than or equal to ${MAX_INSTAGRAM_TEXT}`);
+    }
     const messagingType = body.messaging_type ?? "RESPONSE";
     if (messagingType !== "RESPONSE" && messagingType !== "UPDATE" && messagingType !== "MESSAGE_TAG") {
       throw invalid("Param messaging_type must be one of {RESPONSE, UPDATE, MESSAGE_TAG}.");
@@ -572,9 +736,10 @@ export class FakeGraph {
       throw invalid("Param tag must be HUMAN_AGENT: it is the only message tag Instagram messaging supports.");
     }
 
-    // Within 24h of the person's last message anything goes; up to 7 days only with the HUMAN_AGENT tag.
-    const now = Date.now();
-    const last = this.lastInbound.instagram.get(recipient.id);
+    // Within 24h of the person's last message to this account anything goes; up to 7 days only with the
+    // HUMAN_AGENT tag.
+    const now = this.clock();
+    const last = this.lastInbound.instagram.get(windowKey("instagram", from, recipient.id));
     const age = last === undefined ? Infinity : now - last;
     if (age >= INSTAGRAM_HUMAN_AGENT_MS || (age >= INSTAGRAM_WINDOW_MS && !tagged)) {
       throw new SendRefused(400, {
@@ -588,6 +753,7 @@ export class FakeGraph {
     this.sent.push({
       channel: "instagram",
       id,
+      from,
       to: recipient.id,
       type: "text",
       text: message.text,
@@ -600,35 +766,116 @@ export class FakeGraph {
   // ---- Webhooks (the fake calls the hub) ------------------------------------------------------------------
 
   /**
-   * The person writes on WhatsApp: opens/refreshes their 24-hour window (from `at`), then posts the
-   * `messages` webhook. A button/interactive reply quotes the last template/message sent to them in `context`.
+   * Posts one WhatsApp webhook delivery holding any number of entries, changes, messages and statuses, the
+   * way Meta batches them. Each message opens/refreshes its sender's window with that phone number (from
+   * the message's own `at`, never moving it back) before the post. Returns the messages' wamids, in order.
+   */
+  async whatsappWebhook(entries: WhatsAppEntry[]): Promise<{ ids: string[]; status: number }> {
+    const ids: string[] = [];
+    const body = {
+      object: "whatsapp_business_account",
+      entry: entries.map((entry) => ({
+        id: entry.wabaId ?? FAKE_WABA_ID,
+        changes: entry.changes.map((change) => {
+          const phoneNumberId = change.phoneNumberId ?? this.phoneNumberId;
+          const messages = (change.messages ?? []).map((inbound) => {
+            const message = this.whatsappMessage(phoneNumberId, inbound);
+            ids.push(String(message.id));
+            return message;
+          });
+          // One contact per person, with the first profile name given for them in this change.
+          const contacts = new Map<string, Json>();
+          for (const m of change.messages ?? []) {
+            const wa = waId(m.from);
+            const name = m.name ?? (change.messages ?? []).find((other) => waId(other.from) === wa && other.name)?.name;
+            if (!contacts.has(wa)) contacts.set(wa, { profile: { name: name ?? "Test Person" }, wa_id: wa });
+          }
+          return {
+            value: {
+              messaging_product: "whatsapp",
+              metadata: {
+                display_phone_number: this.displayPhoneNumber(phoneNumberId),
+                phone_number_id: phoneNumberId,
+              },
+              ...(messages.length > 0 ? { contacts: [...contacts.values()], messages } : {}),
+              ...(change.statuses
+                ? { statuses: change.statuses.map((update) => this.whatsappStatusEntry(update)) }
+                : {}),
+            },
+            field: "messages",
+          };
+        }),
+      })),
+    };
+    const status = await this.postWebhook(body);
+    return { ids, status };
+  }
+
+  /**
+   * The person writes on WhatsApp (to the first phone number unless `phoneNumberId` says otherwise): opens
+   * or refreshes their window from `at`, then posts the `messages` webhook. A button / interactive reply
+   * quotes the last template / message sent to them from that number in `context`.
    */
   async whatsappInbound(
     from: string,
     text: string,
-    options: { at?: Date; kind?: "text" | "button" | "interactive" | "image"; name?: string; id?: string } = {},
+    options: Omit<WhatsAppInbound, "from" | "text"> & { phoneNumberId?: string } = {},
   ): Promise<{ id: string; status: number }> {
-    const at = (options.at ?? new Date()).getTime();
-    const wa = waId(from);
-    const id = options.id ?? newWamid(wa);
-    // Window first: the hub may answer within the webhook request itself.
-    this.lastInbound.whatsapp.set(wa, at);
-    const kind = options.kind ?? "text";
+    const { phoneNumberId, ...message } = options;
+    const { ids, status } = await this.whatsappWebhook([
+      { changes: [{ ...(phoneNumberId ? { phoneNumberId } : {}), messages: [{ from, text, ...message }] }] },
+    ]);
+    return { id: ids[0]!, status };
+  }
+
+  /** Posts a WhatsApp `statuses` webhook for a wamid (from the phone number that sent it); `failed` carries `errors`. */
+  async whatsappStatus(
+    wamid: string,
+    status: WhatsAppStatusUpdate["status"],
+    options: Omit<WhatsAppStatusUpdate, "wamid" | "status"> = {},
+  ): Promise<number> {
+    const phoneNumberId = this.wamids.get(wamid)?.from ?? this.phoneNumberId;
+    const { status: answer } = await this.whatsappWebhook([
+      { changes: [{ phoneNumberId, statuses: [{ wamid, status, ...options }] }] },
+    ]);
+    return answer;
+  }
+
+  private whatsappMessage(phoneNumberId: string, inbound: WhatsAppInbound): Json {
+    const at = inbound.at?.getTime() ?? this.clock();
+    const wa = waId(inbound.from);
+    const id = inbound.id ?? newWamid(wa);
+    // Window first: the hub may answer within the webhook request itself. A redelivered old message never
+    // moves the window back.
+    const key = windowKey("whatsapp", phoneNumberId, wa);
+    this.lastInbound.whatsapp.set(key, Math.max(at, this.lastInbound.whatsapp.get(key) ?? 0));
+    const kind = inbound.kind ?? "text";
+    const text = inbound.text;
     const base = { from: wa, id, timestamp: unixSeconds(at) };
     const contextOf = (quoted: string | undefined) =>
-      quoted ? { context: { from: FAKE_DISPLAY_PHONE_NUMBER, id: quoted } } : {};
-    let message: Json;
+      quoted ? { context: { from: this.displayPhoneNumber(phoneNumberId), id: quoted } } : {};
     if (kind === "button") {
-      message = { ...contextOf(this.lastTemplateTo.get(wa)), ...base, type: "button", button: { payload: text, text } };
-    } else if (kind === "interactive") {
-      message = {
-        ...contextOf(this.lastMessageTo.get(wa)),
+      return {
+        ...contextOf(this.lastTemplateTo.get(key)),
+        ...base,
+        type: "button",
+        button: { payload: slug(text), text },
+      };
+    }
+    if (kind === "button_reply" || kind === "list_reply") {
+      const reply =
+        kind === "button_reply"
+          ? { button_reply: { id: `btn-${slug(text)}`, title: text } }
+          : { list_reply: { id: `row-${slug(text)}`, title: text, description: `Choose "${text}"` } };
+      return {
+        ...contextOf(this.lastMessageTo.get(key)),
         ...base,
         type: "interactive",
-        interactive: { type: "button_reply", button_reply: { id: text, title: text } },
+        interactive: { type: kind, ...reply },
       };
-    } else if (kind === "image") {
-      message = {
+    }
+    if (kind === "image") {
+      return {
         ...base,
         type: "image",
         image: {
@@ -638,39 +885,31 @@ export class FakeGraph {
           id: String(1_000_000_000_000_000 + Math.floor(Math.random() * 1e15)),
         },
       };
-    } else {
-      message = { ...base, type: "text", text: { body: text } };
     }
-    const status = await this.postWebhook(
-      this.whatsappEnvelope({
-        contacts: [{ profile: { name: options.name ?? "Test Person" }, wa_id: wa }],
-        messages: [message],
-      }),
-    );
-    return { id, status };
+    return { ...base, type: "text", text: { body: text } };
   }
 
-  /** Posts a WhatsApp `statuses` webhook for a wamid; `failed` carries `errors`. */
-  async whatsappStatus(
-    wamid: string,
-    status: "sent" | "delivered" | "read" | "failed",
-    options: { errors?: StatusError[]; at?: Date; to?: string } = {},
-  ): Promise<number> {
-    const at = (options.at ?? new Date()).getTime();
-    const recipient = options.to !== undefined ? waId(options.to) : (this.wamidRecipients.get(wamid) ?? "");
-    const entry: Json = { id: wamid, status, timestamp: unixSeconds(at), recipient_id: recipient };
-    if (status === "sent" || status === "delivered") {
+  private whatsappStatusEntry(update: WhatsAppStatusUpdate): Json {
+    const at = update.at?.getTime() ?? this.clock();
+    const recipient = update.to !== undefined ? waId(update.to) : (this.wamids.get(update.wamid)?.to ?? "");
+    const entry: Json = {
+      id: update.wamid,
+      status: update.status,
+      timestamp: unixSeconds(at),
+      recipient_id: recipient,
+    };
+    if (update.status === "sent" || update.status === "delivered") {
       // Meta adds billing details to sent/delivered statuses; the hub must tolerate (ignore) them.
-      const template = this.sent.find((message) => message.id === wamid)?.type === "template";
+      const template = this.sent.find((message) => message.id === update.wamid)?.type === "template";
       entry.conversation = {
         id: createHash("md5").update(`conversation:${recipient}`).digest("hex"),
-        ...(status === "sent" ? { expiration_timestamp: unixSeconds(at + WHATSAPP_WINDOW_MS) } : {}),
+        ...(update.status === "sent" ? { expiration_timestamp: unixSeconds(at + WHATSAPP_WINDOW_MS) } : {}),
         origin: { type: template ? "utility" : "service" },
       };
       entry.pricing = { billable: true, pricing_model: "CBP", category: template ? "utility" : "service" };
     }
-    if (options.errors) {
-      entry.errors = options.errors.map((error) => ({
+    if (update.errors) {
+      entry.errors = update.errors.map((error) => ({
         code: error.code,
         title: error.title,
         message: error.message ?? error.title,
@@ -678,46 +917,76 @@ export class FakeGraph {
         href: ERROR_CODES_URL,
       }));
     }
-    return this.postWebhook(this.whatsappEnvelope({ statuses: [entry] }));
+    return entry;
+  }
+
+  /**
+   * Posts one Instagram webhook delivery holding any number of entries (one per account) and events.
+   * Each person's message refreshes their window with that account (from `at`) before the post. Returns
+   * the events' mids, in order.
+   */
+  async instagramWebhook(entries: InstagramEntry[]): Promise<{ ids: string[]; status: number }> {
+    const ids: string[] = [];
+    const now = this.clock();
+    const body = {
+      object: "instagram",
+      entry: entries.map((entry) => {
+        const account = entry.accountId ?? this.igAccountId;
+        return {
+          id: account,
+          time: now,
+          messaging: entry.messaging.map((event) => {
+            const id = event.id ?? newMid();
+            ids.push(id);
+            if ("echoTo" in event) {
+              return {
+                sender: { id: account },
+                recipient: { id: event.echoTo },
+                timestamp: now,
+                message: { mid: id, text: event.text, is_echo: true },
+              };
+            }
+            const at = (event.at ?? new Date(now)).getTime();
+            const key = windowKey("instagram", account, event.from);
+            this.lastInbound.instagram.set(key, Math.max(at, this.lastInbound.instagram.get(key) ?? 0));
+            return {
+              sender: { id: event.from },
+              recipient: { id: account },
+              timestamp: at,
+              message: { mid: id, text: event.text },
+            };
+          }),
+        };
+      }),
+    };
+    const status = await this.postWebhook(body);
+    return { ids, status };
   }
 
   /** The person writes on Instagram: refreshes their window (from `at`) and posts the messaging webhook. */
   async instagramInbound(
     from: string,
     text: string,
-    options: { at?: Date; id?: string } = {},
+    options: { at?: Date; id?: string; accountId?: string } = {},
   ): Promise<{ id: string; status: number }> {
-    const at = (options.at ?? new Date()).getTime();
-    const id = options.id ?? newMid();
-    this.lastInbound.instagram.set(from, at);
-    const status = await this.postWebhook(
-      this.instagramEnvelope(at, {
-        sender: { id: from },
-        recipient: { id: this.igAccountId },
-        timestamp: at,
-        message: { mid: id, text },
-      }),
-    );
-    return { id, status };
+    const { accountId, ...event } = options;
+    const { ids, status } = await this.instagramWebhook([
+      { ...(accountId ? { accountId } : {}), messaging: [{ from, text, ...event }] },
+    ]);
+    return { id: ids[0]!, status };
   }
 
   /** An echo of a message the business account sent (from any app or the Instagram inbox). */
   async instagramEcho(
     to: string,
     text: string,
-    options: { id?: string } = {},
+    options: { id?: string; accountId?: string } = {},
   ): Promise<{ id: string; status: number }> {
-    const at = Date.now();
-    const id = options.id ?? newMid();
-    const status = await this.postWebhook(
-      this.instagramEnvelope(at, {
-        sender: { id: this.igAccountId },
-        recipient: { id: to },
-        timestamp: at,
-        message: { mid: id, text, is_echo: true },
-      }),
-    );
-    return { id, status };
+    const { accountId, ...event } = options;
+    const { ids, status } = await this.instagramWebhook([
+      { ...(accountId ? { accountId } : {}), messaging: [{ echoTo: to, text, ...event }] },
+    ]);
+    return { id: ids[0]!, status };
   }
 
   /**
@@ -749,31 +1018,30 @@ export class FakeGraph {
       throw error;
     }
   }
+}
 
-  private whatsappEnvelope(value: Json): Json {
-    return {
-      object: "whatsapp_business_account",
-      entry: [
-        {
-          id: FAKE_WABA_ID,
-          changes: [
-            {
-              value: {
-                messaging_product: "whatsapp",
-                metadata: { display_phone_number: FAKE_DISPLAY_PHONE_NUMBER, phone_number_id: this.phoneNumberId },
-                ...value,
-              },
-              field: "messages",
-            },
-          ],
-        },
-      ],
-    };
-  }
+/** A window's key: one business account (phone number id / Instagram account id) and one person. */
+function windowKey(channel: Channel, account: string, person: string): string {
+  return `${account} ${channel === "whatsapp" ? waId(person) : person}`;
+}
 
-  private instagramEnvelope(at: number, messaging: Json): Json {
-    return { object: "instagram", entry: [{ id: this.igAccountId, time: at, messaging: [messaging] }] };
-  }
+/** Whether two recipients are the same person: wa_ids compare by digits ("+1 555…" is "1555…"), others as given. */
+function sameRecipient(a: string, b: string): boolean {
+  if (a === b) return true;
+  const digitsOnly = (value: string) => /^[\d\s+()-]+$/.test(value);
+  return digitsOnly(a) && digitsOnly(b) && waId(a) === waId(b);
+}
+
+/** A developer-chosen id or payload for a label: "Ver resultados" → "ver_resultados". */
+function slug(text: string): string {
+  return (
+    text
+      .normalize("NFKD")
+      .replace(/[\u0300-\u036f]/g, "")
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, "_")
+      .replace(/^_|_$/g, "") || "option"
+  );
 }
 
 function parseBody(raw: unknown): Json | undefined {
@@ -794,16 +1062,16 @@ function recipientOf(channel: Channel, body: Json | undefined): string {
   return isRecord(recipient) && typeof recipient.id === "string" ? recipient.id : "";
 }
 
-/** The hub's Meta settings for a given fake: WhatsApp and Instagram on, Graph API URLs at the fake. */
+/** The hub's Meta settings for a given fake: WhatsApp (its first number) and Instagram (its first account) on, Graph API URLs at the fake. */
 export function metaEnvFor(graph: FakeGraph, appSecret: string): Record<string, string> {
   return {
     META_APP_SECRET: appSecret,
-    WA_PHONE_NUMBER_ID: "1111111111",
-    WA_ACCESS_TOKEN: "wa-token-for-tests",
-    IG_ACCOUNT_ID: "17841400000000001",
-    IG_ACCESS_TOKEN: "ig-token-for-tests",
+    WA_PHONE_NUMBER_ID: graph.phoneNumberId,
+    WA_ACCESS_TOKEN: graph.waToken,
+    IG_ACCOUNT_ID: graph.igAccountId,
+    IG_ACCESS_TOKEN: graph.igToken,
     GRAPH_API_URL: graph.url,
     IG_GRAPH_API_URL: graph.url,
-    GRAPH_API_VERSION: "v21.0",
+    GRAPH_API_VERSION: graph.version,
   };
 }

@@ -1,6 +1,7 @@
 // Instagram messaging: `POST /{version}/{ig-id}/messages` with `recipient.id` and `message.text`. Automated
 // output never carries the HUMAN_AGENT tag; a human agent's reply 24 h–7 days out does.
 import type { ChannelAdapter, SendConversation, SendMessage, SendOutcome } from "../../delivery/channel-port.js";
+import { cutText } from "../meta/cut-text.js";
 import { SendDeferredError } from "../meta/deferred.js";
 import type { GraphClient } from "../meta/graph-client.js";
 import { classifyGraphError } from "../meta/graph-error.js";
@@ -14,7 +15,7 @@ export function instagramChannel(client: GraphClient, accountId: string): Channe
     async send(conversation: SendConversation, message: SendMessage, options = {}): Promise<SendOutcome> {
       const answer = await client.post<{ message_id?: string }>(`${accountId}/messages`, {
         recipient: { id: conversation.contact },
-        message: { text: (message.text ?? "").slice(0, MAX_TEXT) },
+        message: { text: cutText(message.text ?? "", MAX_TEXT) },
         ...(options.humanAgentTag
           ? { messaging_type: "MESSAGE_TAG", tag: "HUMAN_AGENT" }
           : { messaging_type: "RESPONSE" }),

@@ -134,6 +134,10 @@ async function applyStatus(ctx: HubContext, event: Extract<WhatsAppEvent, { kind
   }
   // Accepted, then refused as outside the window: the conversation's next turn routes it again.
   if (applied.outcome === "resend") await requestTurn(ctx, applied.conversationId);
+  // Failed after Meta accepted it: counted like a send refused at once (SPEC §4: timeline and metrics).
+  if (applied.outcome === "applied" && applied.failed) {
+    ctx.metrics.sendFailures.inc({ channel: "whatsapp", code: String(event.errors[0]?.code ?? "unknown") });
+  }
 }
 
 export function startWebhookWorker(ctx: HubContext): Worker {

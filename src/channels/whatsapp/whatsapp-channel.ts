@@ -8,6 +8,7 @@ import type {
   TemplateMessage,
   TemplateOutcome,
 } from "../../delivery/channel-port.js";
+import { cutText } from "../meta/cut-text.js";
 import { SendDeferredError } from "../meta/deferred.js";
 import type { GraphAnswer, GraphClient } from "../meta/graph-client.js";
 import { classifyGraphError } from "../meta/graph-error.js";
@@ -42,7 +43,7 @@ export function whatsappChannel(client: GraphClient, phoneNumberId: string, rate
   return {
     enabled: true,
     async send(conversation: SendConversation, message: SendMessage): Promise<SendOutcome> {
-      const text = (message.text ?? "").slice(0, MAX_TEXT);
+      const text = cutText(message.text ?? "", MAX_TEXT);
       const answer = await post({ to: conversation.contact, type: "text", text: { body: text, preview_url: false } });
       if (answer.ok) return { status: "sent", decision: "sent", externalId: answer.data.messages?.[0]?.id ?? "" };
       const failed = failure(answer);
