@@ -439,6 +439,42 @@ describe("delivering to the widget", () => {
     }
   });
 
+  it("a message pushed to a socket that never acks it ends stored (decided live), not delivered, and comes with the next history", async () => {
+    const session = await openSession(hub.url);
+    const silent = await connect(session.token, undefined, { ack: false });
+    const posted = await hub.api("POST", `/v1/conversations/${session.conversationId}/messages`, {
+      text: "did this reach you?",
+    });
+    expect(posted.status).toBe(201);
+    const id = posted.body.message.id as string;
+    // It was pushed to the open socket...
+    await eventually(() => silent.messages.find((m) => m.id === id), "the push to the silent socket");
+    // ...but without an ack nothing proves the person has it.
+    await eventually(async () => (await statusOf(id)).status !== "pending", "the delivery decision", 30_000);
+    expect(await statusOf(id)).toEqual({ status: "stored", decision: "live" });
+    silent.close();
+
+    const next = await connect(session.token);
+    expect(next.history[0]!.map((m) => [m.id, m.text])).toEqual([[id, "did this reach you?"]]);
+    await eventually(async () => (await statusOf(id)).status === "delivered", "delivered by the history");
+  });
+
+  it("a message one of the person's sockets acks is delivered, even when another of their sockets never acks", async () => {
+    const session = await openSession(hub.url);
+    const acking = await connect(session.token);
+    const silent = await connect(session.token, undefined, { ack: false });
+    const posted = await hub.api("POST", `/v1/conversations/${session.conversationId}/messages`, {
+      text: "one tab is enough",
+    });
+    const id = posted.body.message.id as string;
+    await eventually(
+      () => acking.messages.some((m) => m.id === id) && silent.messages.some((m) => m.id === id),
+      "the push to both sockets",
+    );
+    await eventually(async () => (await statusOf(id)).status !== "pending", "the delivery decision", 30_000);
+    expect(await statusOf(id)).toEqual({ status: "delivered", decision: "live" });
+  });
+
   it("the history holds at most 200 messages: the newest 200 for a new device, the next 200 after lastMessageId", async () => {
     const session = await openSession(hub.url);
     // 210 messages, posted 30 at a time; their order is the timeline's.

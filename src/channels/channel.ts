@@ -4,7 +4,7 @@
 import type { Conversation, Message } from "../generated/prisma/client.js";
 
 export type SendOutcome =
-  /** Widget: pushed to a connected socket (acked → delivered) or kept for the history. */
+  /** Widget: pushed to a connected socket (acked → delivered; no ack → stored) or kept for the history. */
   | { status: "delivered" | "live" | "stored"; decision: "live" | "stored" }
   /** Meta: accepted by the Graph API. */
   | { status: "sent"; decision: "sent"; externalId: string }
