@@ -241,10 +241,13 @@ describe("the human-agent console", () => {
   });
 
   it("lists conversations waiting for the person (waiting=true) with their waiting and held counts and last message", async () => {
-    // A WhatsApp conversation whose window closed: the result's reply waits for the person to write again.
+    // A WhatsApp conversation: the person writes and is answered; then their window closes, and the late
+    // result's reply waits for them to write again.
     const contact = person();
-    const waiting = (await hub.api("POST", "/v1/conversations", { channel: "whatsapp", contact })).body.conversation
-      .id as string;
+    await graph.whatsappInbound(contact, "I need a therapist");
+    const waiting = (await eventually(() => hub.db.conversation.findFirst({ where: { contact } }), "conversation")).id;
+    await eventually(() => graph.sent.find((m) => m.to === contact), "the answer to the person's message");
+    await hub.settled();
     await hub.db.conversation.update({
       where: { id: waiting },
       data: { lastInboundAt: new Date(Date.now() - 30 * HOUR) },
@@ -275,7 +278,12 @@ describe("the human-agent console", () => {
       text: string;
       status: string;
     }[];
-    const reply = timeline.find((m) => m.role === "agent")!;
+    expect(timeline.filter((m) => ["user", "agent"].includes(m.role)).map((m) => [m.role, m.text])).toEqual([
+      ["user", "I need a therapist"],
+      ["agent", "you said: I need a therapist"],
+      ["agent", "result: found while the window was closed"],
+    ]);
+    const reply = timeline.filter((m) => m.role === "agent").at(-1)!;
     expect(reply).toMatchObject({ text: "result: found while the window was closed", status: "awaiting_reply" });
 
     const listed = (await asConsole("GET", "/v1/conversations?waiting=true")).body.conversations as {
@@ -288,7 +296,7 @@ describe("the human-agent console", () => {
       id: waiting,
       channel: "whatsapp",
       contact,
-      name: null,
+      name: "Test Person",
       control: "human",
       humanAgent: { id: "h1", name: "Marta" },
       window: { open: false, closesAt: expect.any(String) },
