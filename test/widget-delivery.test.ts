@@ -194,6 +194,29 @@ describe("delivering to the widget", () => {
     expect(full.history[0]!.map((m) => m.role)).toEqual(["user", "agent", "agent"]);
   });
 
+  it("a widget whose transport drops reconnects by itself, recovers its session, and gets the history after its newest message", async () => {
+    const session = await openSession(hub.url);
+    const client = await connect(session.token);
+    await client.send("hello before the drop", "drop-1");
+    const reply = await eventually(() => client.agentMessages()[0], "the reply");
+    expect(client.lastMessageId).toBe(reply.id);
+    // The hub closes this socket's transport, as a network blip or a restarting process does.
+    const serverSockets = [...hub.ctx.realtime.widget.sockets.values()].filter(
+      (socket) => socket.data.conversationId === session.conversationId,
+    );
+    expect(serverSockets).toHaveLength(1);
+    serverSockets[0]!.conn.close();
+
+    await eventually(() => client.history.length === 2, "the history of the reconnection");
+    expect(client.connections).toEqual([{ recovered: false }, { recovered: true }]);
+    // The reconnection asked for what follows its newest message: nothing.
+    expect(client.history[1]).toEqual([]);
+    const posted = await hub.api("POST", `/v1/conversations/${session.conversationId}/messages`, {
+      text: "after the drop",
+    });
+    await eventually(() => client.messages.find((m) => m.id === posted.body.message.id), "a live message again");
+  });
+
   it("a returning visitor gets the same conversation; sends are idempotent on clientId", async () => {
     const session = await openSession(hub.url);
     const back = await openSession(hub.url, { visitorId: session.visitorId });
@@ -500,6 +523,12 @@ describe("delivering to the widget", () => {
     expect(resumed.history[0]!.map((m) => m.text)).toEqual(texts.slice(1, 201));
     const rest = await connect(session.token, idOf(201));
     expect(rest.history[0]!.map((m) => m.text)).toEqual(texts.slice(201));
+    // An id the conversation does not have (here, another conversation's message) counts as none.
+    const elsewhere = await openSession(hub.url);
+    const foreign = (await hub.api("POST", `/v1/conversations/${elsewhere.conversationId}/messages`, { text: "x" }))
+      .body.message.id as string;
+    const unknown = await connect(session.token, foreign);
+    expect(unknown.history[0]!.map((m) => m.text)).toEqual(texts.slice(10));
   });
 
   it("the widget hears typing: true while the agent composes a reply, and typing: false once it is done", async () => {
