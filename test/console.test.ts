@@ -6,7 +6,7 @@ import type { ConsoleClientToServer, ConsoleServerToClient } from "../src/consol
 import { AGENT_SECRET, AgentRuntime } from "./support/agent-runtime.js";
 import { FakeGraph, metaEnvFor } from "./support/fake-graph.js";
 import { eventually } from "./support/services.js";
-import { CONSOLE_API_KEY, TestHub } from "./support/test-hub.js";
+import { CONSOLE_API_KEY, HUB_API_KEY, TestHub } from "./support/test-hub.js";
 import { ToolBackend, startToolBackend } from "./support/tool-backend.js";
 import { matchTherapists } from "./support/tool-files.js";
 import { openSession, WidgetClient } from "./support/widget-client.js";
@@ -67,6 +67,17 @@ describe("the human-agent console", () => {
   const takeOver = (id: string) =>
     asConsole("POST", `/v1/conversations/${id}/takeover`, { agent: { id: "h1", name: "Marta" } });
 
+  /** A person on the web widget (web/widget.js's socket options). */
+  async function widget(token: string): Promise<WidgetClient> {
+    const client = await WidgetClient.connect(hub.url, { token }, { mode: "widget" });
+    clients.push(client);
+    return client;
+  }
+
+  /** The console's `control` events for one conversation, in order. */
+  const controlEvents = (conversationId: string) =>
+    events.filter((e) => e.kind === "control" && e.conversationId === conversationId).map((e) => e.payload);
+
   it("refuses the console namespace without the console key", async () => {
     const error = await new Promise<Error>((resolve) => {
       const socket = io(`${hub.url}/console`, { auth: { key: "wrong" }, transports: ["websocket"], forceNew: true });
@@ -108,7 +119,9 @@ describe("the human-agent console", () => {
       statusReason: "human_control",
     });
     expect(timeline.jobs[0]).toMatchObject({ status: "succeeded", progress: [{ text: "looking" }] });
-    expect(events.some((e) => e.kind === "control" && e.conversationId === session.conversationId)).toBe(true);
+    expect(controlEvents(session.conversationId)).toEqual([
+      { conversationId: session.conversationId, control: "human", humanAgent: { id: "h1", name: "Marta" } },
+    ]);
     await eventually(
       () =>
         events.find(
@@ -121,27 +134,216 @@ describe("the human-agent console", () => {
     );
   });
 
-  it("a human reply reaches the widget whatever the control, and is pushed to the console", async () => {
+  it("a human reply reaches the widget whatever the control (the agent's or a human's), and is pushed to the console", async () => {
     const session = await openSession(hub.url);
-    const client = await WidgetClient.connect(hub.url, { token: session.token });
-    clients.push(client);
-    const reply = await asConsole("POST", `/v1/conversations/${session.conversationId}/human-messages`, {
-      text: "Hello from the team",
+    const client = await widget(session.token);
+    const humanEvents = () =>
+      events.filter(
+        (e) =>
+          e.kind === "message" &&
+          e.conversationId === session.conversationId &&
+          (e.payload as { message: { role: string } }).message.role === "human",
+      );
+    const replies: string[] = [];
+    for (const control of ["agent", "human"]) {
+      if (control === "human") expect((await takeOver(session.conversationId)).status).toBe(200);
+      const conversation = (await asConsole("GET", `/v1/conversations/${session.conversationId}/timeline`)).body
+        .conversation;
+      expect(conversation.control).toBe(control);
+      const text = `Hello from the team (${control} in control)`;
+      replies.push(text);
+      const reply = await asConsole("POST", `/v1/conversations/${session.conversationId}/human-messages`, { text });
+      expect(reply.status).toBe(201);
+      expect(reply.body.message).toMatchObject({ role: "human", text, conversationId: session.conversationId });
+      const shown = await eventually(
+        () => client.messages.find((m) => m.role === "human" && m.text === text),
+        `the human reply (${control} in control)`,
+      );
+      expect(shown.id).toBe(reply.body.message.id);
+      await eventually(
+        async () => (await hub.db.message.findUniqueOrThrow({ where: { id: shown.id } })).status === "delivered",
+        "the reply delivered",
+      );
+      await eventually(
+        () =>
+          humanEvents().find((e) => (e.payload as { message: { id: string } }).message.id === reply.body.message.id),
+        `the console event (${control} in control)`,
+      );
+    }
+    await hub.settled();
+    expect(client.messages.filter((m) => m.role === "human").map((m) => m.text)).toEqual(replies);
+  });
+
+  it('takes over with {agent: "id"} (named by the id) or {agent: {id, name}}, and tells the console who has it', async () => {
+    const byId = await hub.conversation("web");
+    const taken = await asConsole("POST", `/v1/conversations/${byId}/takeover`, { agent: "agent-7" });
+    expect(taken.status).toBe(200);
+    expect(taken.body.conversation).toMatchObject({
+      id: byId,
+      control: "human",
+      humanAgent: { id: "agent-7", name: "agent-7" },
     });
-    expect(reply.status).toBe(201);
-    await eventually(
-      () => client.messages.find((m) => m.role === "human" && m.text === "Hello from the team"),
-      "the human reply",
+    const byObject = await hub.conversation("web");
+    const named = await asConsole("POST", `/v1/conversations/${byObject}/takeover`, {
+      agent: { id: "agent-8", name: "Rosa Díaz" },
+    });
+    expect(named.status).toBe(200);
+    expect(named.body.conversation).toMatchObject({
+      id: byObject,
+      control: "human",
+      humanAgent: { id: "agent-8", name: "Rosa Díaz" },
+    });
+    // Taking it again as the same human is fine; as another, 409 naming the holder.
+    expect((await asConsole("POST", `/v1/conversations/${byId}/takeover`, { agent: "agent-7" })).status).toBe(200);
+    const refused = await asConsole("POST", `/v1/conversations/${byObject}/takeover`, { agent: "agent-7" });
+    expect(refused.status).toBe(409);
+    expect(refused.body.error).toMatchObject({ code: "already_taken", message: expect.stringContaining("Rosa Díaz") });
+
+    const handedBack = await asConsole("POST", `/v1/conversations/${byObject}/handback`);
+    expect(handedBack.body.conversation).toMatchObject({ control: "agent", humanAgent: null });
+    await eventually(() => controlEvents(byObject).length === 2, "the hand-back's control event");
+    await eventually(() => controlEvents(byId).length === 2, "both control events of the id-only takeover");
+    expect(controlEvents(byId)).toEqual([
+      { conversationId: byId, control: "human", humanAgent: { id: "agent-7", name: "agent-7" } },
+      { conversationId: byId, control: "human", humanAgent: { id: "agent-7", name: "agent-7" } },
+    ]);
+    expect(controlEvents(byObject)).toEqual([
+      { conversationId: byObject, control: "human", humanAgent: { id: "agent-8", name: "Rosa Díaz" } },
+      { conversationId: byObject, control: "agent", humanAgent: null },
+    ]);
+  });
+
+  it("records the human agent's name with their reply when the reply names them", async () => {
+    const session = await openSession(hub.url);
+    const client = await widget(session.token);
+    await takeOver(session.conversationId);
+    const named = await asConsole("POST", `/v1/conversations/${session.conversationId}/human-messages`, {
+      text: "Rosa here, I'll help you.",
+      agent: { id: "agent-8", name: "Rosa Díaz" },
+    });
+    expect(named.status).toBe(201);
+    expect(named.body.message).toMatchObject({
+      role: "human",
+      text: "Rosa here, I'll help you.",
+      data: { agent: { id: "agent-8", name: "Rosa Díaz" } },
+    });
+    const anonymous = await asConsole("POST", `/v1/conversations/${session.conversationId}/human-messages`, {
+      text: "Someone from the team.",
+    });
+    expect(anonymous.body.message.data).toBeNull();
+    const timeline = (await asConsole("GET", `/v1/conversations/${session.conversationId}/timeline`)).body.messages;
+    const humans = timeline.filter((m: { role: string }) => m.role === "human");
+    expect(humans.map((m: { text: string; data: unknown }) => [m.text, m.data])).toEqual([
+      ["Rosa here, I'll help you.", { agent: { id: "agent-8", name: "Rosa Díaz" } }],
+      ["Someone from the team.", null],
+    ]);
+    await eventually(() => client.messages.filter((m) => m.role === "human").length === 2, "both replies");
+  });
+
+  it("lists conversations waiting for the person (waiting=true) with their waiting and held counts and last message", async () => {
+    // A WhatsApp conversation: the person writes and is answered; then their window closes, and the late
+    // result's reply waits for them to write again.
+    const contact = person();
+    await graph.whatsappInbound(contact, "I need a therapist");
+    const waiting = (await eventually(() => hub.db.conversation.findFirst({ where: { contact } }), "conversation")).id;
+    await eventually(() => graph.sent.find((m) => m.to === contact), "the answer to the person's message");
+    await hub.settled();
+    await hub.db.conversation.update({
+      where: { id: waiting },
+      data: { lastInboundAt: new Date(Date.now() - 30 * HOUR) },
+    });
+    const job = await hub.api("POST", `/v1/conversations/${waiting}/tool-calls`, {
+      tool: "match_therapists",
+      arguments: { reason: "waiting list", area: "Ñuñoa" },
+    });
+    await backend.post(job.body.job.id, { result: "ok", message: "found while the window was closed" });
+    await hub.settled();
+    // Then a human takes over and a second result is held.
+    await takeOver(waiting);
+    const second = await hub.api("POST", `/v1/conversations/${waiting}/tool-calls`, {
+      tool: "match_therapists",
+      arguments: { reason: "waiting list, held", area: "Ñuñoa" },
+    });
+    await backend.post(second.body.job.id, { result: "ok", message: "held for Marta" });
+    await hub.settled();
+    // A conversation with nothing waiting.
+    const open = person();
+    await graph.whatsappInbound(open, "hello");
+    const notWaiting = await eventually(() => hub.db.conversation.findFirst({ where: { contact: open } }), "conv");
+    await hub.settled();
+
+    const timeline = (await asConsole("GET", `/v1/conversations/${waiting}/timeline`)).body.messages as {
+      id: string;
+      role: string;
+      text: string;
+      status: string;
+    }[];
+    expect(timeline.filter((m) => ["user", "agent"].includes(m.role)).map((m) => [m.role, m.text])).toEqual([
+      ["user", "I need a therapist"],
+      ["agent", "you said: I need a therapist"],
+      ["agent", "result: found while the window was closed"],
+    ]);
+    const reply = timeline.filter((m) => m.role === "agent").at(-1)!;
+    expect(reply).toMatchObject({ text: "result: found while the window was closed", status: "awaiting_reply" });
+
+    const listed = (await asConsole("GET", "/v1/conversations?waiting=true")).body.conversations as {
+      id: string;
+    }[];
+    const ids = listed.map((c) => c.id);
+    expect(ids).toContain(waiting);
+    expect(ids).not.toContain(notWaiting.id);
+    expect(listed.find((c) => c.id === waiting)).toEqual({
+      id: waiting,
+      channel: "whatsapp",
+      contact,
+      name: "Test Person",
+      control: "human",
+      humanAgent: { id: "h1", name: "Marta" },
+      window: { open: false, closesAt: expect.any(String) },
+      lastInboundAt: expect.any(String),
+      createdAt: expect.any(String),
+      held: 1,
+      // Timeline entries are counted: the result and the reply that answers it both wait.
+      waiting: 2,
+      // The newest of the person's, the agent's and the humans' messages (the held result is a tool entry).
+      lastMessage: expect.objectContaining({
+        id: reply.id,
+        role: "agent",
+        text: "result: found while the window was closed",
+        status: "awaiting_reply",
+        decision: "awaiting_reply",
+      }),
+    });
+    const both = (await asConsole("GET", "/v1/conversations?waiting=true&held=true&channel=whatsapp")).body
+      .conversations as { id: string }[];
+    expect(both.map((c) => c.id)).toContain(waiting);
+  });
+
+  it("accepts the agent key (HUB_API_KEY) on the conversation list and timeline, and refuses any other key", async () => {
+    const session = await openSession(hub.url);
+    const client = await widget(session.token);
+    await client.send("hello from the widget", "agent-key-1");
+    await eventually(() => client.agentMessages()[0], "the reply");
+    const list = await hub.api("GET", "/v1/conversations?channel=web", undefined, HUB_API_KEY);
+    expect(list.status).toBe(200);
+    expect(list.body.conversations.find((c: { id: string }) => c.id === session.conversationId)).toMatchObject({
+      id: session.conversationId,
+      lastMessage: { role: "agent", text: "you said: hello from the widget" },
+    });
+    const timeline = await hub.api(
+      "GET",
+      `/v1/conversations/${session.conversationId}/timeline`,
+      undefined,
+      HUB_API_KEY,
     );
-    await eventually(
-      () =>
-        events.find(
-          (e) =>
-            e.conversationId === session.conversationId &&
-            (e.payload as { message?: { role: string } }).message?.role === "human",
-        ),
-      "the console event",
-    );
+    expect(timeline.status).toBe(200);
+    expect(timeline.body.messages.map((m: { role: string; text: string }) => [m.role, m.text])).toEqual([
+      ["user", "hello from the widget"],
+      ["agent", "you said: hello from the widget"],
+    ]);
+    for (const route of ["/v1/conversations", `/v1/conversations/${session.conversationId}/timeline`]) {
+      expect((await hub.api("GET", route, undefined, "not-a-key")).status).toBe(401);
+    }
   });
 
   it("WhatsApp: a human may reply inside the window; outside it the answer is 409 window_closed", async () => {
@@ -217,18 +419,15 @@ describe("the human-agent console", () => {
 
   it("a takeover that lands while a turn is running holds that turn's output; hand-back gives it to a turn, delivered once", async () => {
     const session = await openSession(hub.url);
-    const client = await WidgetClient.connect(hub.url, { token: session.token });
-    clients.push(client);
-    agent.delayMs = 700;
+    const client = await widget(session.token);
+    const release = agent.hold(session.conversationId);
     try {
       await client.send("please answer slowly", "slow-1");
-      // The turn is now waiting on the agent runtime.
-      await eventually(
-        () => agent.started.find((turn) => turn.conversation.id === session.conversationId),
-        "the turn running",
-      );
+      // The turn is now waiting on the agent runtime, which answers only once the takeover has landed.
+      await eventually(() => agent.startedOf(session.conversationId).length === 1, "the turn running");
       const taken = await takeOver(session.conversationId);
       expect(taken.status).toBe(200);
+      release();
       const held = await eventually(
         () =>
           hub.db.message.findFirst({
@@ -237,16 +436,19 @@ describe("the human-agent console", () => {
         "the held reply",
       );
       expect(held.text).toBe("you said: please answer slowly");
+      expect(agent.turnsOf(session.conversationId)).toHaveLength(1);
+      await hub.settled();
       expect(client.agentMessages()).toHaveLength(0);
     } finally {
-      agent.delayMs = 0;
+      release();
     }
     await asConsole("POST", `/v1/conversations/${session.conversationId}/handback`);
     // The held reply goes back to a turn: composed again, with the hand-back, and delivered once.
     const reply = await eventually(() => client.agentMessages()[0], "the reply after the hand-back");
     expect(reply.text).toBe("you said: please answer slowly | back from the human");
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await hub.settled();
     expect(client.agentMessages()).toHaveLength(1);
+    expect(agent.turnsOf(session.conversationId)).toHaveLength(2);
     const superseded = await hub.db.message.findFirstOrThrow({
       where: { conversationId: session.conversationId, status: "superseded" },
     });

@@ -1,6 +1,10 @@
 // The demo page and the web widget in a real browser (headless Chromium): the demo search's late result
 // arrives live, survives a reload exactly once, and waits in the history for a visitor who closed the tab;
-// what a person types in the widget (Enter or the Send button) reaches the hub.
+// what a person types in the widget (Enter or the Send button) reaches the hub; and the widget embedded on
+// another site (another origin) works over CORS.
+import { readFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import path from "node:path";
 import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -10,6 +14,25 @@ import { TestHub } from "./support/test-hub.js";
 
 const RESULT = "I found 2 matches";
 const WAIT = { timeout: 30_000 };
+
+/** Another site: its own origin (127.0.0.2, its own port), serving the given paths. */
+async function startSite(files: Record<string, { type: string; body: string }>) {
+  const server = createServer((req, res) => {
+    const file = files[new URL(req.url ?? "/", "http://site").pathname];
+    if (!file) return void res.writeHead(404).end();
+    res.writeHead(200, { "Content-Type": file.type }).end(file.body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.2", resolve));
+  return {
+    url: `http://127.0.0.2:${(server.address() as AddressInfo).port}`,
+    stop: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
+  };
+}
+
+const sitePage = (script: string) => ({
+  type: "text/html; charset=utf-8",
+  body: `<!doctype html><html><head><title>A clinic</title></head><body><h1>A clinic's own site</h1>${script}</body></html>`,
+});
 
 describe("the demo page", () => {
   let hub: TestHub;
@@ -33,8 +56,8 @@ describe("the demo page", () => {
     page.locator(`#cdh-messages .cdh-message[data-role="${role}"]`, { hasText: text });
 
   /** Opens the demo page and waits until the widget has its history from the hub. */
-  async function openDemo(page: Page): Promise<void> {
-    await page.goto(`${hub.url}/demo`);
+  async function openDemo(page: Page, on: TestHub = hub): Promise<void> {
+    await page.goto(`${on.url}/demo`);
     await page.locator('#cdh-widget[data-ready="true"]').waitFor({ state: "attached", ...WAIT });
   }
 
@@ -50,8 +73,8 @@ describe("the demo page", () => {
     });
   }
 
-  async function resultInDatabase(conversationId: string) {
-    return hub.db.message.findFirst({ where: { conversationId, role: "agent", text: { contains: RESULT } } });
+  async function resultInDatabase(conversationId: string, on: TestHub = hub) {
+    return on.db.message.findFirst({ where: { conversationId, role: "agent", text: { contains: RESULT } } });
   }
 
   it("shows the late result live, and once after a reload", async () => {
@@ -218,34 +241,99 @@ describe("the demo page", () => {
     expect(errors).toEqual([]);
   });
 
-  it("keeps the result for a visitor who closed the tab, and shows it when they come back", async () => {
+  describe("with a demo search slow enough (8 s) to close the tab before its result", () => {
+    let slowHub: TestHub;
+
+    beforeAll(async () => {
+      slowHub = await startDemoHub(8000);
+    });
+    afterAll(async () => {
+      await slowHub?.stop();
+    });
+
+    it("keeps the result for a visitor who closed the tab, and shows it when they come back", async () => {
+      context = await browser.newContext();
+      const first = await context.newPage();
+      await openDemo(first, slowHub);
+      await first.click("#cdh-demo-button");
+      await messages(first, "agent", "on it").waitFor(WAIT);
+      const conversationId = await conversationOf(first);
+      await first.close();
+
+      // The result arrives while no page is open: no socket to push it to, so it is stored for the history.
+      const stored = await eventually(
+        async () => {
+          const message = await resultInDatabase(conversationId, slowHub);
+          return message && message.status !== "pending" && message;
+        },
+        "the result message",
+        30_000,
+      );
+      expect({ status: stored.status, decision: stored.decision }).toEqual({ status: "stored", decision: "stored" });
+
+      const again = await context.newPage();
+      await openDemo(again, slowHub);
+      const result = messages(again, "agent", RESULT);
+      await result.waitFor(WAIT);
+      expect(await result.count()).toBe(1);
+      expect(await result.getAttribute("data-id")).toBe(stored.id);
+      expect(await messages(again, "user", "Please run the demo search").count()).toBe(1);
+      // The widget is open and visible: its read receipt reaches the hub.
+      await eventually(
+        async () => (await slowHub.db.message.findUniqueOrThrow({ where: { id: stored.id } })).status === "read",
+        "the read receipt",
+      );
+      await again.screenshot({ path: path.join(ARTIFACTS, "demo-returned.png") });
+    });
+  });
+
+  /** Opens the chat on another site's page, types a message, sends it with Enter, and gets the agent's answer. */
+  async function chatOnSite(siteUrl: string): Promise<void> {
     context = await browser.newContext();
-    const first = await context.newPage();
-    await openDemo(first);
-    await first.click("#cdh-demo-button");
-    await messages(first, "agent", "on it").waitFor(WAIT);
-    const conversationId = await conversationOf(first);
-    await first.close();
+    const page = await context.newPage();
+    const errors = pageErrors(page);
+    const toHub: string[] = [];
+    page.on("request", (request) => {
+      if (request.url().startsWith(hub.url)) toHub.push(`${request.method()} ${new URL(request.url()).pathname}`);
+    });
+    await page.goto(siteUrl);
+    expect(await page.evaluate(() => location.origin)).not.toBe(new URL(hub.url).origin);
+    await page.locator('#cdh-widget[data-ready="true"]').waitFor({ state: "attached", ...WAIT });
+    // The session and the socket's long-polling went to the hub, across origins.
+    expect(toHub).toContain("POST /widget/sessions");
+    expect(toHub).toContain("GET /socket.io/");
+    await openChat(page);
+    await page.keyboard.type("Hello, who are you?");
+    await page.keyboard.press("Enter");
+    await shows(confirmed(page, "Hello, who are you?"), errors);
+    await shows(messages(page, "agent", "built-in agent"), errors);
+    const conversationId = await conversationOf(page);
+    expect((await userMessagesInDatabase(conversationId)).map((message) => message.text)).toEqual([
+      "Hello, who are you?",
+    ]);
+    expect(errors).toEqual([]);
+  }
 
-    // The result arrives while no page is open: nobody acks it, so it is stored for the history.
-    const stored = await eventually(async () => {
-      const message = await resultInDatabase(conversationId);
-      return message && message.status !== "pending" && message;
-    }, "the result message");
-    expect(stored.status).toBe("stored");
+  it("embedded on another site with data-hub, the widget opens its session over CORS, connects, and answers what the person types", async () => {
+    const site = await startSite({
+      "/": sitePage(`<script src="${hub.url}/widget.js" data-hub="${hub.url}"></script>`),
+    });
+    try {
+      await chatOnSite(`${site.url}/`);
+    } finally {
+      await site.stop();
+    }
+  });
 
-    const again = await context.newPage();
-    await openDemo(again);
-    const result = messages(again, "agent", RESULT);
-    await result.waitFor(WAIT);
-    expect(await result.count()).toBe(1);
-    expect(await result.getAttribute("data-id")).toBe(stored.id);
-    expect(await messages(again, "user", "Please run the demo search").count()).toBe(1);
-    // The widget is open and visible: its read receipt reaches the hub.
-    await eventually(
-      async () => (await hub.db.message.findUniqueOrThrow({ where: { id: stored.id } })).status === "read",
-      "the read receipt",
-    );
-    await again.screenshot({ path: path.join(ARTIFACTS, "demo-returned.png") });
+  it("a copy of widget.js served by the embedding site talks to the hub named by data-hub", async () => {
+    const site = await startSite({
+      "/": sitePage(`<script src="/assets/chat.js" data-hub="${hub.url}"></script>`),
+      "/assets/chat.js": { type: "text/javascript", body: readFileSync("web/widget.js", "utf8") },
+    });
+    try {
+      await chatOnSite(`${site.url}/`);
+    } finally {
+      await site.stop();
+    }
   });
 });

@@ -1,5 +1,7 @@
 // Late results reaching the web/mobile widget: live, stored for history, joined into a waiting turn,
-// held during a takeover, and surviving an agent runtime outage (SPEC §3.1, §4, §6).
+// held during a takeover, and surviving an agent runtime outage (SPEC §3.1, §4, §6). The web clients here
+// connect with web/widget.js's socket options (long-polling first, reconnection, an auth callback with the
+// newest message id); the mobile and forged-token clients are websocket-only.
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -8,7 +10,7 @@ import { eventually } from "./support/services.js";
 import { CONSOLE_API_KEY, TestHub } from "./support/test-hub.js";
 import { ToolBackend, startToolBackend } from "./support/tool-backend.js";
 import { matchTherapists } from "./support/tool-files.js";
-import { openSession, WidgetClient } from "./support/widget-client.js";
+import { openSession, WidgetClient, type WidgetClientOptions } from "./support/widget-client.js";
 
 describe("delivering to the widget", () => {
   let backend: ToolBackend;
@@ -31,21 +33,37 @@ describe("delivering to the widget", () => {
     await agent?.stop();
   });
 
-  async function connect(token: string, lastMessageId?: string) {
-    const client = await WidgetClient.connect(hub.url, { token, ...(lastMessageId ? { lastMessageId } : {}) });
+  /** A web widget's connection: web/widget.js's socket options unless told otherwise. */
+  async function connect(token: string, lastMessageId?: string, options: WidgetClientOptions = {}) {
+    const client = await WidgetClient.connect(
+      hub.url,
+      { token, ...(lastMessageId ? { lastMessageId } : {}) },
+      { mode: "widget", ...options },
+    );
     clients.push(client);
     return client;
   }
 
   async function startJob(conversationId: string, reason: string): Promise<string> {
+    const accepted = `Looking for someone for "${reason}"; about two minutes.`;
+    backend.startMode = { kind: "accept", message: accepted };
+    const toolCallId = `call_${reason.replace(/\W/g, "_")}`;
     const res = await hub.api("POST", `/v1/conversations/${conversationId}/tool-calls`, {
       tool: "match_therapists",
       arguments: { reason, area: "Ñuñoa" },
-      toolCallId: `call_${reason.replace(/\W/g, "_")}`,
+      toolCallId,
     });
     expect(res.status).toBe(202);
+    // The backend's 202 message is handed to the agent as the tool call's answer.
+    expect(res.body.message).toBe(accepted);
+    expect(res.body.job).toMatchObject({ status: "running", tool: "match_therapists", toolCallId, message: accepted });
     return res.body.job.id as string;
   }
+
+  const statusOf = async (messageId: string) => {
+    const row = await hub.db.message.findUniqueOrThrow({ where: { id: messageId } });
+    return { status: row.status, decision: row.decision };
+  };
 
   const messagesOf = async (conversationId: string) =>
     (await hub.api("GET", `/v1/conversations/${conversationId}/messages`)).body.messages as {
@@ -55,9 +73,13 @@ describe("delivering to the widget", () => {
       status: string;
     }[];
 
-  it("a result posted while the widget is connected is pushed live, acked and marked delivered", async () => {
+  it("a result posted while the widget is connected is pushed live, acked and marked delivered, then read once the person sees it", async () => {
     const session = await openSession(hub.url);
     const client = await connect(session.token);
+    // The widget's own transports: long-polling first, upgraded to websocket.
+    expect(client.connections).toEqual([{ recovered: false }]);
+    await eventually(() => client.transports.length === 2, "the upgrade to websocket");
+    expect(client.transports).toEqual(["polling", "websocket"]);
     const jobId = await startJob(session.conversationId, "live push");
     await backend.post(jobId, { progress: "Reviewing 12 therapists" });
     await eventually(() => client.progress.find((p) => p.jobId === jobId), "the progress event");
@@ -70,9 +92,13 @@ describe("delivering to the widget", () => {
     expect(message.jobId).toBe(jobId);
     const stored = await eventually(async () => {
       const row = await hub.db.message.findUniqueOrThrow({ where: { id: message.id } });
-      return row.status === "delivered" && row;
-    }, "the delivered status");
-    expect(stored.decision).toBe("live");
+      return row.status !== "pending" && row;
+    }, "the delivery decision");
+    expect(stored).toMatchObject({ status: "delivered", decision: "live" });
+    // The chat panel opens: the widget's read receipt marks the reply read.
+    expect(await client.read()).toEqual({ ok: true });
+    expect(client.reads).toEqual([{ upTo: message.id, answer: { ok: true } }]);
+    expect(await statusOf(message.id)).toEqual({ status: "read", decision: "live" });
     const metrics = await (await fetch(`${hub.url}/metrics`)).text();
     expect(metrics).toMatch(/hub_deliveries_total\{channel="web",decision="live"\} [1-9]/);
     expect(metrics).toMatch(/hub_callbacks_total\{outcome="accepted"\} [1-9]/);
@@ -89,11 +115,60 @@ describe("delivering to the widget", () => {
     expect(turn.history.some((entry) => entry.role === "tool_result" && entry.text === "2 found")).toBe(true);
   });
 
+  it("the running jobs list shows a running job with its fields and progress, and drops it once it has ended", async () => {
+    const session = await openSession(hub.url);
+    const jobId = await startJob(session.conversationId, "listed while running");
+    const jobs = async (status: string) =>
+      (await hub.api("GET", `/v1/conversations/${session.conversationId}/jobs?status=${status}`)).body.jobs;
+    const listed = await jobs("running");
+    expect(listed).toEqual([
+      {
+        id: jobId,
+        conversationId: session.conversationId,
+        tool: "match_therapists",
+        toolCallId: "call_listed_while_running",
+        status: "running",
+        arguments: { reason: "listed while running", area: "Ñuñoa" },
+        message: 'Looking for someone for "listed while running"; about two minutes.',
+        progress: [],
+        result: null,
+        error: null,
+        timeoutAt: expect.any(String),
+        createdAt: expect.any(String),
+        endedAt: null,
+      },
+    ]);
+    // The tool file gives it 10 minutes.
+    expect(Date.parse(listed[0].timeoutAt) - Date.parse(listed[0].createdAt)).toBeGreaterThanOrEqual(599_000);
+    expect(Date.parse(listed[0].timeoutAt) - Date.parse(listed[0].createdAt)).toBeLessThanOrEqual(601_000);
+
+    await backend.post(jobId, { progress: "Reviewing 4 therapists" });
+    expect((await jobs("running"))[0].progress).toEqual([
+      { text: "Reviewing 4 therapists", notify: false, at: expect.any(String) },
+    ]);
+    await backend.post(jobId, { result: "ok", message: "1 found", data: { therapists: ["Ana"] } });
+    expect(await jobs("running")).toEqual([]);
+    expect(await jobs("succeeded")).toEqual([
+      expect.objectContaining({
+        id: jobId,
+        status: "succeeded",
+        result: { message: "1 found", data: { therapists: ["Ana"] } },
+        endedAt: expect.any(String),
+      }),
+    ]);
+  });
+
   it("with no socket the result is stored, and comes with the history on the next connect (after lastMessageId)", async () => {
     const session = await openSession(hub.url);
     const first = await connect(session.token);
-    expect(await first.send("hello", "hello-1")).toHaveProperty("id");
+    const sent = await first.send("hello", "hello-1");
+    const hello = await hub.db.message.findFirstOrThrow({
+      where: { conversationId: session.conversationId, role: "user", clientId: "hello-1" },
+    });
+    expect(sent).toEqual({ id: hello.id });
     const greeting = await eventually(() => first.agentMessages()[0], "the reply to hello");
+    // The widget resumes after the newest message it got: its next connection asks for what follows it.
+    expect(first.lastMessageId).toBe(greeting.id);
     first.close();
 
     const jobId = await startJob(session.conversationId, "stored");
@@ -105,13 +180,10 @@ describe("delivering to the widget", () => {
         }),
       "the stored reply",
     );
-    await eventually(
-      async () => (await hub.db.message.findUniqueOrThrow({ where: { id: row.id } })).status === "stored",
-      "status stored",
-    );
-    expect((await hub.db.message.findUniqueOrThrow({ where: { id: row.id } })).decision).toBe("stored");
+    await eventually(async () => (await statusOf(row.id)).status !== "pending", "the delivery decision");
+    expect(await statusOf(row.id)).toEqual({ status: "stored", decision: "stored" });
 
-    const again = await connect(session.token, greeting.id);
+    const again = await connect(session.token, first.lastMessageId);
     expect(again.history[0]!.map((m) => m.text)).toEqual([expect.stringContaining("3 found while away")]);
     await eventually(
       async () => (await hub.db.message.findUniqueOrThrow({ where: { id: row.id } })).status === "delivered",
@@ -119,6 +191,29 @@ describe("delivering to the widget", () => {
     );
     const full = await connect(session.token);
     expect(full.history[0]!.map((m) => m.role)).toEqual(["user", "agent", "agent"]);
+  });
+
+  it("a widget whose transport drops reconnects by itself, recovers its session, and gets the history after its newest message", async () => {
+    const session = await openSession(hub.url);
+    const client = await connect(session.token);
+    await client.send("hello before the drop", "drop-1");
+    const reply = await eventually(() => client.agentMessages()[0], "the reply");
+    expect(client.lastMessageId).toBe(reply.id);
+    // The hub closes this socket's transport, as a network blip or a restarting process does.
+    const serverSockets = [...hub.ctx.realtime.widget.sockets.values()].filter(
+      (socket) => socket.data.conversationId === session.conversationId,
+    );
+    expect(serverSockets).toHaveLength(1);
+    serverSockets[0]!.conn.close();
+
+    await eventually(() => client.history.length === 2, "the history of the reconnection");
+    expect(client.connections).toEqual([{ recovered: false }, { recovered: true }]);
+    // The reconnection asked for what follows its newest message: nothing.
+    expect(client.history[1]).toEqual([]);
+    const posted = await hub.api("POST", `/v1/conversations/${session.conversationId}/messages`, {
+      text: "after the drop",
+    });
+    await eventually(() => client.messages.find((m) => m.id === posted.body.message.id), "a live message again");
   });
 
   it("a returning visitor gets the same conversation; sends are idempotent on clientId", async () => {
@@ -129,9 +224,15 @@ describe("delivering to the widget", () => {
     const client = await connect(session.token);
     const a = await client.send("same message", "client-42");
     const b = await client.send("same message", "client-42");
-    expect(a).toEqual(b);
+    const stored = await hub.db.message.findMany({ where: { conversationId: session.conversationId, role: "user" } });
+    expect(stored).toHaveLength(1);
+    expect(stored[0]).toMatchObject({ text: "same message", clientId: "client-42" });
+    // The ack is the stored message's id, and a retried send gets that same id back.
+    expect(a).toEqual({ id: stored[0]!.id });
+    expect(b).toEqual({ id: stored[0]!.id });
     await eventually(() => client.agentMessages().length === 1, "one reply");
-    expect(await hub.db.message.count({ where: { conversationId: session.conversationId, role: "user" } })).toBe(1);
+    await hub.settled();
+    expect(client.agentMessages()).toHaveLength(1);
     expect(agent.turnsOf(session.conversationId)).toHaveLength(1);
     const bad = await client.send("", "x");
     expect(bad).toEqual({ error: { code: "invalid_request", message: expect.stringContaining("text") } });
@@ -153,6 +254,7 @@ describe("delivering to the widget", () => {
       active: 0,
       delayed: 0,
     });
+    expect(agent.startedOf(session.conversationId)).toHaveLength(0);
     expect(client.agentMessages()).toHaveLength(0);
     await running.end("done");
 
@@ -235,7 +337,7 @@ describe("delivering to the widget", () => {
     expect(handedBack.status).toBe(200);
     const reply = await eventually(() => client.agentMessages()[0], "the hand-back reply");
     expect(reply.text).toBe("result: first result | result: second result | back from the human");
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await hub.settled();
     expect(client.agentMessages()).toHaveLength(1);
     const statuses = (await messagesOf(session.conversationId))
       .filter((m) => m.role === "tool_result")
@@ -299,8 +401,8 @@ describe("delivering to the widget", () => {
     await backend.post(jobId, { result: "ok", message: "worth the wait" });
     const reply = await eventually(() => client.agentMessages()[0], "the reply after recovery", 30_000);
     expect(reply.text).toBe("result: worth the wait");
+    await hub.settled();
     expect(agent.failures - failuresBefore).toBe(3);
-    await new Promise((resolve) => setTimeout(resolve, 300));
     expect(client.agentMessages()).toHaveLength(1);
     expect(agent.badSignatures).toBe(0);
   });
@@ -325,5 +427,121 @@ describe("delivering to the widget", () => {
     await me.send("mine", "mine-1");
     await eventually(() => me.agentMessages()[0], "my reply");
     expect(me.messages.concat(...me.history).some((m) => m.text.includes("their secret"))).toBe(false);
+  });
+
+  it("iOS, Android and Flutter sessions keep their channel, and their results are pushed live and delivered like the web's", async () => {
+    for (const channel of ["ios", "android", "flutter"]) {
+      const session = await openSession(hub.url, { channel });
+      expect(session.status).toBe(201);
+      const conversation = (await hub.api("GET", `/v1/conversations/${session.conversationId}`)).body.conversation;
+      expect(conversation).toMatchObject({ id: session.conversationId, channel, contact: session.visitorId });
+      const listed = (await hub.api("GET", `/v1/conversations?channel=${channel}`)).body.conversations;
+      expect(listed.map((c: { id: string }) => c.id)).toContain(session.conversationId);
+
+      // A mobile client: websocket only, its own reconnection logic (none here).
+      const client = await WidgetClient.connect(hub.url, { token: session.token });
+      clients.push(client);
+      expect(client.transports).toEqual(["websocket"]);
+      const jobId = await startJob(session.conversationId, `on ${channel}`);
+      await backend.post(jobId, { result: "ok", message: `found on ${channel}` });
+      const message = await eventually(
+        () => client.agentMessages().find((m) => m.text === `result: found on ${channel}`),
+        `the ${channel} result`,
+      );
+      expect(message.jobId).toBe(jobId);
+      await eventually(async () => (await statusOf(message.id)).status !== "pending", "the delivery decision");
+      expect(await statusOf(message.id)).toEqual({ status: "delivered", decision: "live" });
+      const metrics = await (await fetch(`${hub.url}/metrics`)).text();
+      expect(metrics).toMatch(new RegExp(`hub_deliveries_total\\{channel="${channel}",decision="live"\\} 1\\b`));
+      client.close();
+    }
+  });
+
+  it("a message pushed to a socket that never acks it ends stored (decided live), not delivered, and comes with the next history", async () => {
+    const session = await openSession(hub.url);
+    const silent = await connect(session.token, undefined, { ack: false });
+    const posted = await hub.api("POST", `/v1/conversations/${session.conversationId}/messages`, {
+      text: "did this reach you?",
+    });
+    expect(posted.status).toBe(201);
+    const id = posted.body.message.id as string;
+    // It was pushed to the open socket...
+    await eventually(() => silent.messages.find((m) => m.id === id), "the push to the silent socket");
+    // ...but without an ack nothing proves the person has it.
+    await eventually(async () => (await statusOf(id)).status !== "pending", "the delivery decision", 30_000);
+    expect(await statusOf(id)).toEqual({ status: "stored", decision: "live" });
+    silent.close();
+
+    const next = await connect(session.token);
+    expect(next.history[0]!.map((m) => [m.id, m.text])).toEqual([[id, "did this reach you?"]]);
+    await eventually(async () => (await statusOf(id)).status === "delivered", "delivered by the history");
+  });
+
+  it("a message one of the person's sockets acks is delivered, even when another of their sockets never acks", async () => {
+    const session = await openSession(hub.url);
+    const acking = await connect(session.token);
+    const silent = await connect(session.token, undefined, { ack: false });
+    const posted = await hub.api("POST", `/v1/conversations/${session.conversationId}/messages`, {
+      text: "one tab is enough",
+    });
+    const id = posted.body.message.id as string;
+    await eventually(
+      () => acking.messages.some((m) => m.id === id) && silent.messages.some((m) => m.id === id),
+      "the push to both sockets",
+    );
+    await eventually(async () => (await statusOf(id)).status !== "pending", "the delivery decision", 30_000);
+    expect(await statusOf(id)).toEqual({ status: "delivered", decision: "live" });
+  });
+
+  it("the history holds at most 200 messages: the newest 200 for a new device, the next 200 after lastMessageId", async () => {
+    const session = await openSession(hub.url);
+    // 210 messages, posted 30 at a time; their order is the timeline's.
+    for (let batch = 0; batch < 7; batch++) {
+      const answers = await Promise.all(
+        Array.from({ length: 30 }, (_, i) =>
+          hub.api("POST", `/v1/conversations/${session.conversationId}/messages`, { text: `note ${batch}.${i}` }),
+        ),
+      );
+      expect(answers.map((answer) => answer.status)).toEqual(Array(30).fill(201));
+    }
+    await hub.settled(60_000);
+    const timeline = (await hub.api("GET", `/v1/conversations/${session.conversationId}/messages?limit=500`)).body
+      .messages as { id: string; text: string; status: string }[];
+    expect(timeline).toHaveLength(210);
+    expect(new Set(timeline.map((m) => m.status))).toEqual(new Set(["stored"]));
+    const texts = timeline.map((m) => m.text);
+    const idOf = (n: number) => timeline[n - 1]!.id;
+
+    const newDevice = await connect(session.token);
+    expect(newDevice.history[0]!.map((m) => m.text)).toEqual(texts.slice(10));
+    const resumed = await connect(session.token, idOf(1));
+    expect(resumed.history[0]!.map((m) => m.text)).toEqual(texts.slice(1, 201));
+    const rest = await connect(session.token, idOf(201));
+    expect(rest.history[0]!.map((m) => m.text)).toEqual(texts.slice(201));
+    // An id the conversation does not have (here, another conversation's message) counts as none.
+    const elsewhere = await openSession(hub.url);
+    const foreign = (await hub.api("POST", `/v1/conversations/${elsewhere.conversationId}/messages`, { text: "x" }))
+      .body.message.id as string;
+    const unknown = await connect(session.token, foreign);
+    expect(unknown.history[0]!.map((m) => m.text)).toEqual(texts.slice(10));
+  });
+
+  it("the widget hears typing: true while the agent composes a reply, and typing: false once it is done", async () => {
+    const session = await openSession(hub.url);
+    const client = await connect(session.token);
+    const release = agent.hold(session.conversationId);
+    try {
+      await client.send("are you there?", "typing-1");
+      await eventually(() => agent.startedOf(session.conversationId).length === 1, "the turn at the agent runtime");
+      await eventually(() => client.typing.length > 0, "the typing event");
+      expect(client.typing).toEqual([true]);
+      expect(client.agentMessages()).toHaveLength(0);
+    } finally {
+      release();
+    }
+    const reply = await eventually(() => client.agentMessages()[0], "the reply");
+    expect(reply.text).toBe("you said: are you there?");
+    await eventually(() => client.typing.length === 2, "typing: false");
+    expect(client.typing).toEqual([true, false]);
   });
 });

@@ -13,7 +13,7 @@ export type SendConversation = Pick<ConversationRow, "id" | "channel" | "account
 export type SendMessage = Pick<MessageRow, "id" | "role" | "text" | "createdAt" | "clientId" | "jobId">;
 
 export type SendOutcome =
-  /** Widget: pushed to a connected socket (acked → delivered) or kept for the history. */
+  /** Widget: pushed to a connected socket (acked → delivered; no ack → stored) or kept for the history. */
   | { status: "delivered" | "live" | "stored"; decision: "live" | "stored" }
   /** Meta: accepted by the Graph API. */
   | { status: "sent"; decision: "sent"; externalId: string }

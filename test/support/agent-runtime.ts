@@ -1,5 +1,6 @@
 // A fake agent runtime over real HTTP: checks the hub's signature, records each turn, answers one
-// message that names every input in order, and can be made to fail for a while.
+// message that names every input in order, can be made to fail for a while, and can hold turns until a
+// test releases them.
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { once } from "node:events";
 import type { Server } from "node:http";
@@ -26,7 +27,7 @@ export function describeInput(input: TurnInput): string {
 
 export class AgentRuntime {
   readonly turns: TurnRequest[] = [];
-  /** Turns received, before their answer (which `delayMs` may hold back). */
+  /** Turns received, before their answer (which `hold()` or `delayMs` may hold back). */
   readonly started: TurnRequest[] = [];
   /** Answer 503 to this many turns before answering normally. */
   failNext = 0;
@@ -34,6 +35,8 @@ export class AgentRuntime {
   badSignatures = 0;
   /** How long each turn takes to answer (makes overlapping turns visible if the lease failed). */
   delayMs = 0;
+  /** Held turns: per conversation (or "*" for every one), the gate a turn waits on before answering. */
+  private readonly gates = new Map<string, Promise<void>>();
   /** When each answered turn started and ended, per conversation. */
   readonly spans: { conversationId: string; start: number; end: number }[] = [];
   private server: Server | undefined;
@@ -58,6 +61,8 @@ export class AgentRuntime {
       }
       const request = JSON.parse(raw.toString()) as TurnRequest;
       this.started.push(request);
+      const gate = this.gates.get(request.conversation.id) ?? this.gates.get("*");
+      if (gate) await gate;
       if (this.delayMs) await new Promise((resolve) => setTimeout(resolve, this.delayMs));
       this.turns.push(request);
       this.spans.push({ conversationId: request.conversation.id, start, end: Date.now() });
@@ -67,6 +72,24 @@ export class AgentRuntime {
     await once(this.server, "listening");
     this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/turn`;
     return this;
+  }
+
+  /**
+   * Holds the turns of one conversation (every conversation when none is named): they are received (see
+   * `started`) but not answered until the returned function is called.
+   */
+  hold(conversationId = "*"): () => void {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    this.gates.set(conversationId, gate);
+    return () => {
+      if (this.gates.get(conversationId) === gate) this.gates.delete(conversationId);
+      release();
+    };
+  }
+
+  startedOf(conversationId: string): TurnRequest[] {
+    return this.started.filter((turn) => turn.conversation.id === conversationId);
   }
 
   turnsOf(conversationId: string): TurnRequest[] {

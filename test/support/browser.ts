@@ -23,11 +23,14 @@ export function launchChromium(): Promise<Browser> {
   });
 }
 
-/** A hub with the shipped demo tool and its backend (results after 3 s), and the artifacts folder made. */
-export function startDemoHub(): Promise<TestHub> {
+/**
+ * A hub with the shipped demo tool and its backend (results after `demoDelayMs`, 3 s unless told), and the
+ * artifacts folder made.
+ */
+export function startDemoHub(demoDelayMs = 3000): Promise<TestHub> {
   mkdirSync(ARTIFACTS, { recursive: true });
   return TestHub.start({
     tools: { demo_search: readFileSync("tools/demo_search.yml", "utf8") },
-    env: { DEMO: "true", DEMO_DELAY_MS: "3000" },
+    env: { DEMO: "true", DEMO_DELAY_MS: String(demoDelayMs) },
   });
 }

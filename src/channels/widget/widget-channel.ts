@@ -1,5 +1,5 @@
 // The widget channel (web, iOS, Android, Flutter): push to the conversation's room on any hub process;
-// a client's ack marks the message delivered; with no socket it stays stored for the history.
+// a client's ack marks the message delivered; with no socket, or no ack, it stays stored for the history.
 import type { Realtime } from "../../realtime.js";
 import type { ChannelAdapter, SendConversation, SendMessage, SendOutcome } from "../../delivery/channel-port.js";
 import { roomOf, type WidgetMessage } from "./events.js";
@@ -27,9 +27,11 @@ export function widgetChannel(realtime: Realtime): ChannelAdapter {
           .timeout(ACK_TIMEOUT_MS)
           .emitWithAck("message", widgetMessage(message));
         return acks.length > 0 ? { status: "delivered", decision: "live" } : { status: "stored", decision: "stored" };
-      } catch {
-        // Pushed, but not every socket acked in time: the client still finds it in its history.
-        return { status: "live", decision: "live" };
+      } catch (error) {
+        // Pushed, but not every socket acked in time. Only an ack proves the person has it: if one socket
+        // acked, it is delivered; if none did, it stays stored and comes with the next connection's history.
+        const acks = (error as { responses?: unknown[] }).responses ?? [];
+        return acks.length > 0 ? { status: "delivered", decision: "live" } : { status: "stored", decision: "live" };
       }
     },
   };
