@@ -174,6 +174,7 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
         // Let go of what still runs (and of a Redis that is gone): another process takes the jobs up.
         () => void Promise.all(queueWorkers.map((worker) => worker?.close(true))).catch(() => undefined),
       );
+      await boundedWait(ctx.turns.releaseAll(), STOP_WAIT_MS, () => undefined);
       stopForwarding();
       await realtime.close();
       await boundedWait(queues.close(), STOP_WAIT_MS, () => queues.redis.disconnect());

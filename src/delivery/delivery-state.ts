@@ -297,12 +297,12 @@ export function deliveryState(sql: Sql, changes: Changes, now: () => Date) {
         publish(inbound.conversationId, [message, ...messages(row.changed)]);
         return { message, created: true };
       }
-      const [existing] = await sql.query<MessageRow>(
-        inbound.clientId
-          ? `SELECT * FROM "Message" WHERE "conversationId" = $1::uuid AND "clientId" = $2`
-          : `SELECT * FROM "Message" WHERE "externalId" = $2`,
-        [inbound.conversationId, inbound.clientId ?? inbound.externalId ?? ""],
-      );
+      const [existing] = inbound.clientId
+        ? await sql.query<MessageRow>(`SELECT * FROM "Message" WHERE "conversationId" = $1::uuid AND "clientId" = $2`, [
+            inbound.conversationId,
+            inbound.clientId,
+          ])
+        : await sql.query<MessageRow>(`SELECT * FROM "Message" WHERE "externalId" = $1`, [inbound.externalId ?? ""]);
       if (!existing) throw new Error("an inbound message conflicted with one that cannot be found");
       return { message: existing, created: false };
     },

@@ -70,8 +70,13 @@ export const TURN_JOB = {
 export interface TurnSchedule {
   /** Asks for a turn of this conversation: enqueues one unless one is queued or running. */
   request(conversationId: string): Promise<void>;
-  /** Starts a turn job: undefined when another turn of the conversation runs (it will run again). */
+  /**
+   * Starts a turn job: undefined when another holder's turn of the conversation runs (marked to run
+   * again; if that holder died, its lease runs out within LEASE_MS).
+   */
   begin(conversationId: string): Promise<TurnLease | undefined>;
+  /** Hands back every turn this process holds (on stop): their jobs run again elsewhere at once. */
+  releaseAll(): Promise<void>;
 }
 
 export interface TurnLease {
@@ -85,6 +90,8 @@ export interface TurnLease {
 export function turnSchedule(redis: Redis, prefix: string, queue: Queue<TurnData>): TurnSchedule {
   const keyOf = (conversationId: string) => `${prefix}:turn:${conversationId}`;
   const enqueue = (conversationId: string) => queue.add("turn", { conversationId }, TURN_JOB);
+  /** The turns this process holds: holder → its conversation. */
+  const held = new Map<string, string>();
   return {
     async request(conversationId) {
       const key = keyOf(conversationId);
@@ -101,6 +108,7 @@ export function turnSchedule(redis: Redis, prefix: string, queue: Queue<TurnData
       const key = keyOf(conversationId);
       const holder = randomUUID();
       if (Number(await redis.eval(BEGIN, 1, key, holder, String(LEASE_MS))) !== 1) return undefined;
+      held.set(holder, conversationId);
       const renewal = setInterval(() => {
         redis.eval(RENEW, 1, key, holder, String(LEASE_MS)).catch(() => undefined);
       }, RENEW_MS);
@@ -108,10 +116,21 @@ export function turnSchedule(redis: Redis, prefix: string, queue: Queue<TurnData
       return {
         async end(outcome) {
           clearInterval(renewal);
+          held.delete(holder);
           const again = Number(await redis.eval(END, 1, key, holder, String(QUEUED_MS), outcome));
           if (again === 1) await enqueue(conversationId);
         },
       };
+    },
+    async releaseAll() {
+      const leases = [...held];
+      held.clear();
+      // `retry`: the schedule stays queued for the job that will run again (its lock is let go with the process).
+      await Promise.all(
+        leases.map(([holder, conversationId]) =>
+          redis.eval(END, 1, keyOf(conversationId), holder, String(QUEUED_MS), "retry").catch(() => undefined),
+        ),
+      );
     },
   };
 }

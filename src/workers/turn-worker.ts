@@ -1,7 +1,7 @@
 // The turn queue's worker: each `turn` job runs its conversation's turn, if no other turn of that
 // conversation runs (turn-schedule.ts decides, across processes). A turn that fails (the agent runtime is
 // down, Meta deferred a send) is retried with backoff and keeps its inputs, which stay committed.
-import { Worker, type Job as QueueJob } from "bullmq";
+import { DelayedError, Worker, type Job as QueueJob } from "bullmq";
 import type { HubContext } from "../context.js";
 import { runTurn } from "../delivery/turn.js";
 import { LEASE_MS, TURN_JOB, type TurnData } from "../delivery/turn-schedule.js";
@@ -12,7 +12,12 @@ import { QUEUE_NAMES } from "../queues.js";
 export async function processTurnJob(ctx: HubContext, queueJob: QueueJob<TurnData>): Promise<void> {
   const { conversationId } = queueJob.data;
   const lease = await ctx.turns.begin(conversationId);
-  if (!lease) return; // another turn of this conversation runs, and will run again for what came meanwhile
+  if (!lease) {
+    // Another holder's turn runs and will run again for what came meanwhile — unless that holder died:
+    // then its lease runs out, and this job is the one to take the conversation up.
+    await queueJob.moveToDelayed(Date.now() + LEASE_MS, queueJob.token);
+    throw new DelayedError();
+  }
   const timer = ctx.metrics.turnSeconds.startTimer();
   try {
     await runTurn(ctx, conversationId);

@@ -181,23 +181,38 @@ export class TestHub {
    */
   async settled(timeoutMs = 20_000): Promise<void> {
     const { turns, webhooks } = this.ctx.queues;
-    await eventually(
-      async () => {
-        const [items, messages, events] = await Promise.all([
-          this.db.turnInput.count({ where: { state: "pending" } }),
-          this.db.message.count({ where: { status: "pending", role: { in: ["agent", "human"] } } }),
-          this.db.webhookEvent.count({ where: { processedAt: null } }),
-        ]);
-        if (items + messages + events > 0) return false;
-        for (const queue of [turns, webhooks] as Queue[]) {
-          const counts = await queue.getJobCounts("waiting", "active", "delayed", "prioritized", "waiting-children");
-          if (Object.values(counts).some((count) => count > 0)) return false;
-        }
-        return true;
-      },
-      "the hub to settle",
-      timeoutMs,
-    );
+    let left = "";
+    try {
+      await eventually(
+        async () => {
+          const [inputs, outgoing, events] = await Promise.all([
+            this.db.turnInput.count({ where: { state: "pending" } }),
+            this.db.message.count({ where: { status: "pending", role: { in: ["agent", "human"] } } }),
+            this.db.webhookEvent.count({ where: { processedAt: null } }),
+          ]);
+          const jobs = await Promise.all(
+            ([turns, webhooks] as Queue[]).map((queue) =>
+              queue.getJobCounts("waiting", "active", "delayed", "prioritized", "waiting-children"),
+            ),
+          );
+          left = JSON.stringify({ inputs, outgoing, events, turnJobs: jobs[0], webhookJobs: jobs[1] });
+          return (
+            inputs + outgoing + events === 0 && jobs.every((counts) => Object.values(counts).every((n) => n === 0))
+          );
+        },
+        "the hub to settle",
+        timeoutMs,
+      );
+    } catch (error) {
+      const stuck = await Promise.all(
+        ([turns, webhooks] as Queue[]).map(async (queue) =>
+          (await queue.getJobs(["delayed", "waiting", "active"], 0, 3)).map((job) => job.failedReason).filter(Boolean),
+        ),
+      );
+      throw new Error(
+        `${(error as Error).message}; still to do: ${left}; last failures: ${JSON.stringify(stuck.flat())}`,
+      );
+    }
   }
 
   async stop(): Promise<void> {
