@@ -4,11 +4,20 @@
 // delivered/s, callback → widget latency (p50/p95/p99), callback answers by status — and runs the floor
 // (../shared/floor: the same parts with nothing on top) with the same N, R, D in the same run.
 //   npm run bench:load -- --widgets 1000 --rate 200 --seconds 10 [--at-once 1] [--no-floor]
-import { readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { floorScript, pool, runJson, startBenchBackend, startBenchHub, withFloor } from "./support/bench-hub.js";
+import {
+  cpuByProcess,
+  cpuUsed,
+  floorScript,
+  pool,
+  runJson,
+  startBenchBackend,
+  startBenchHub,
+  withFloor,
+} from "./support/bench-hub.js";
 
 const { values } = parseArgs({
   options: {
@@ -31,11 +40,6 @@ if (K > 5 || jobsPerConversation > 5) {
 
 const backend = await startBenchBackend();
 const hub = await startBenchHub(backend.url);
-/** CPU time the hub process has used (user + system), from /proc. */
-const cpuSeconds = () => {
-  const fields = readFileSync(`/proc/${hub.process.child.pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-};
 let stopped = false;
 try {
   // Conversations, and enough running jobs in each for the results to come.
@@ -76,16 +80,18 @@ try {
   writeFileSync(planFile, JSON.stringify({ hubUrl: hub.url, widgets, events, eventsPerSecond: R / K }));
 
   const rssBefore = hub.rssMb();
-  const cpuBefore = cpuSeconds();
+  const machineBefore = cpuByProcess(hub.process.child.pid!);
   const result = await runJson("bench/load-client.ts", [planFile]);
-  const cpu = cpuSeconds() - cpuBefore;
-  if (process.env.BENCH_HUB_OUTPUT)
-    console.log(hub.process.output().stdout.slice(-5000), hub.process.output().stderr.slice(-5000));
+  const cpu = cpuUsed(machineBefore, cpuByProcess(hub.process.child.pid!));
+  // BENCH_HUB_OUTPUT=<file>: the hub process's own output, for looking into a run.
+  if (process.env.BENCH_HUB_OUTPUT) {
+    writeFileSync(process.env.BENCH_HUB_OUTPUT, hub.process.output().stdout + hub.process.output().stderr);
+  }
   const hubFigures: Record<string, unknown> = {
     ...result,
     rssBeforeMb: rssBefore,
     rssAfterMb: hub.rssMb(),
-    cpuSeconds: +cpu.toFixed(1),
+    cpuSeconds: cpu,
   };
   await hub.stop();
   stopped = true;
@@ -115,7 +121,8 @@ try {
   console.log(
     "hub callback answers:",
     JSON.stringify(hubFigures.answers),
-    ` hub RSS ${rssBefore} → ${hubFigures.rssAfterMb} MB, CPU ${hubFigures.cpuSeconds} s`,
+    ` hub RSS ${rssBefore} → ${String(hubFigures.rssAfterMb)} MB; CPU seconds while loaded:`,
+    JSON.stringify(hubFigures.cpuSeconds),
   );
   console.log(JSON.stringify({ N, R, D, K, hub: hubFigures, floor }));
 } finally {

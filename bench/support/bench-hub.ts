@@ -2,7 +2,7 @@
 // that accepts jobs and keeps their callback URLs, widget sessions, the floor, and the process's memory.
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -184,3 +184,42 @@ export async function withFloor<T>(work: (url: string) => Promise<T>): Promise<T
 }
 
 export const floorScript = (name: string) => path.resolve("../shared/floor", name);
+
+/** CPU seconds used so far by each kind of process on this machine (from /proc): hub, postgres, redis… */
+export function cpuByProcess(hubPid: number): Record<string, number> {
+  const totals: Record<string, number> = {};
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      const seconds = (Number(fields[11]) + Number(fields[12])) / 100;
+      const kind =
+        Number(entry) === hubPid
+          ? "hub"
+          : comm === "node"
+            ? readFileSync(`/proc/${entry}/cmdline`, "utf8").includes("load")
+              ? "load"
+              : "other node"
+            : comm.startsWith("postgres")
+              ? "postgres"
+              : comm.startsWith("redis")
+                ? "redis"
+                : "other";
+      totals[kind] = (totals[kind] ?? 0) + seconds;
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  return totals;
+}
+
+/** What each kind of process used between two readings, in CPU seconds. */
+export function cpuUsed(before: Record<string, number>, after: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(
+    Object.keys(after)
+      .filter((kind) => kind !== "other")
+      .map((kind) => [kind, +((after[kind] ?? 0) - (before[kind] ?? 0)).toFixed(1)]),
+  );
+}

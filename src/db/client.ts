@@ -53,8 +53,10 @@ export async function openDatabase(options: {
   const migrate = options.migrate ?? true;
   if (options.databaseUrl) {
     const appliedMigrations = migrate ? await migratePostgres(options.databaseUrl) : [];
-    const pool = new pg.Pool({ connectionString: options.databaseUrl, max: POOL_SIZE });
-    const ingestPool = new pg.Pool({ connectionString: options.databaseUrl, max: INGEST_POOL_SIZE });
+    // The hot statements are prepared (sql.ts); their plans do not depend on the values: keep them.
+    const settings = { options: "-c plan_cache_mode=force_generic_plan" };
+    const pool = new pg.Pool({ connectionString: options.databaseUrl, max: POOL_SIZE, ...settings });
+    const ingestPool = new pg.Pool({ connectionString: options.databaseUrl, max: INGEST_POOL_SIZE, ...settings });
     // An idle connection the server dropped must not end the process; the next query reconnects.
     for (const each of [pool, ingestPool]) each.on("error", () => undefined);
     const db = new PrismaClient({ adapter: new PrismaPg(pool) });

@@ -6,6 +6,7 @@
 // Rows come back as plain objects. Timestamps (stored without a zone, in UTC) come back as Dates, and
 // Date parameters are sent as UTC wall time, whatever the process's time zone. JSON is parsed; pass JSON
 // parameters already stringified, cast with `::jsonb`. bigint (seq) comes back as a string.
+import { createHash } from "node:crypto";
 import type { PGlite, Transaction } from "@electric-sql/pglite";
 import pg from "pg";
 
@@ -40,12 +41,28 @@ const pgTypes = {
     pgParsers[oid] ?? pg.types.getTypeParser(oid, format as "text")) as typeof pg.types.getTypeParser,
 };
 
+/**
+ * Every statement is a named prepared statement: each connection parses it once, and PostgreSQL can keep
+ * its plan. The hot statements are few and fixed (parameters carry the values), and planning them anew on
+ * every call cost as much as running them.
+ */
+const statementNames = new Map<string, string>();
+function statementName(text: string): string {
+  let name = statementNames.get(text);
+  if (!name) {
+    name = `hub_${createHash("sha1").update(text).digest("hex").slice(0, 16)}`;
+    statementNames.set(text, name);
+  }
+  return name;
+}
+
 export function poolSql(pool: pg.Pool): Sql {
   const run = async <T extends object>(
     client: pg.Pool | pg.PoolClient,
     text: string,
     params: readonly unknown[] = [],
-  ) => (await client.query<T>({ text, values: params.map(asParam), types: pgTypes })).rows;
+  ) =>
+    (await client.query<T>({ name: statementName(text), text, values: params.map(asParam), types: pgTypes })).rows;
   return {
     query: (text, params) => run(pool, text, params),
     async transaction(work) {

@@ -15,5 +15,6 @@ UPDATE "TurnInput" SET "state" = 'answered' WHERE "state" = 'done';
 DELETE FROM "TurnInput" WHERE "kind" IN ('agent_message', 'human_message');
 
 CREATE INDEX "TurnInput_state_updatedAt_idx" ON "TurnInput"("state", "updatedAt");
+CREATE INDEX "TurnInput_replyId_idx" ON "TurnInput"("replyId");
 CREATE INDEX "Message_conversationId_status_idx" ON "Message"("conversationId", "status");
 CREATE INDEX "Message_status_updatedAt_idx" ON "Message"("status", "updatedAt");
