@@ -16,5 +16,13 @@ DELETE FROM "TurnInput" WHERE "kind" IN ('agent_message', 'human_message');
 
 CREATE INDEX "TurnInput_state_updatedAt_idx" ON "TurnInput"("state", "updatedAt");
 CREATE INDEX "TurnInput_replyId_idx" ON "TurnInput"("replyId");
-CREATE INDEX "Message_conversationId_status_idx" ON "Message"("conversationId", "status");
-CREATE INDEX "Message_status_updatedAt_idx" ON "Message"("status", "updatedAt");
+
+-- Fewer indexes to keep up on every write of the busiest tables. A seq comes from its sequence: it needs
+-- no unique index of its own. A message's status is not indexed, so a status change can be a HOT update
+-- (no index written), except for the few pending rows, which a partial index finds (for a turn, and for
+-- the sweep). Prisma's schema cannot declare a partial index: it lives here only.
+DROP INDEX "Message_seq_key";
+DROP INDEX "TurnInput_seq_key";
+DROP INDEX "JobProgress_seq_key";
+CREATE INDEX "Message_pending_idx" ON "Message"("conversationId") WHERE "status" = 'pending';
+ALTER TABLE "Message" SET (fillfactor = 85);
