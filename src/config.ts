@@ -40,6 +40,7 @@ const envSchema = z.object({
   CANCEL_RETRY_BASE_MS: positiveInt(2000),
   CANCEL_RETRY_MAX_MS: positiveInt(5 * 60_000),
   OUTBOX_SWEEP_MS: positiveInt(5000),
+  JOB_TIMEOUT_POLL_MS: positiveInt(1000),
   TURN_RETRY_BASE_MS: positiveInt(1000),
   // What one visitor (by IP, or by conversation) may do; 0 turns a limit off.
   WIDGET_SESSIONS_PER_MINUTE: limit(30),
@@ -98,6 +99,8 @@ export interface Config {
   toolStartTimeoutMs: number;
   cancelRetry: { baseMs: number; maxMs: number };
   outboxSweepMs: number;
+  /** How often worker processes look for jobs whose timeout has passed. */
+  timeoutPollMs: number;
   /** First backoff of a failed turn (agent runtime down); doubles up to a minute. */
   turnRetryBaseMs: number;
   /** Per-visitor limits; 0 is no limit. */
@@ -200,6 +203,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     toolStartTimeoutMs: env.TOOL_START_TIMEOUT_MS,
     cancelRetry: { baseMs: env.CANCEL_RETRY_BASE_MS, maxMs: env.CANCEL_RETRY_MAX_MS },
     outboxSweepMs: env.OUTBOX_SWEEP_MS,
+    timeoutPollMs: env.JOB_TIMEOUT_POLL_MS,
     turnRetryBaseMs: env.TURN_RETRY_BASE_MS,
     limits: {
       sessionsPerMinute: env.WIDGET_SESSIONS_PER_MINUTE,

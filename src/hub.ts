@@ -19,7 +19,7 @@ import { turnSchedule } from "./delivery/turn-schedule.js";
 import { attachConsoleNamespace } from "./server/sockets/console-namespace.js";
 import { attachWidgetNamespace } from "./server/sockets/widget-namespace.js";
 import { startSweeper } from "./workers/sweeper.js";
-import { startTurnWorker } from "./workers/turn-worker.js";
+import { startTurnWorker, turnRunner } from "./workers/turn-worker.js";
 import { startJobWorkers, type Workers } from "./jobs/job-workers.js";
 import { createLogger, type Logger } from "./logger.js";
 import { throttledLog } from "./log-throttle.js";
@@ -89,7 +89,12 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
     sql: database.sql,
     ingestSql: database.ingestSql,
     delivery: deliveryState(database.sql, changes, now),
-    turns: turnSchedule(queues.redis, queues.prefix, queues.turns),
+    turns: turnSchedule(
+      queues.redis,
+      queues.prefix,
+      queues.turns,
+      turnRunner(config, () => ctx),
+    ),
     changes,
     log,
     warnRepeated: throttledLog(log, "warn"),
@@ -159,7 +164,7 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
     async stop() {
       // Stop accepting, send this process's sockets elsewhere, let in-flight requests and turns finish for
       // a bounded time (turns still need the adapter and Redis), then close the rest. A turn cut short is
-      // safe: its inputs stay pending until a reply commits, and its lease and queue lock expire.
+      // safe: its inputs stay pending until a reply commits, and its schedule is handed off.
       if (server) {
         const closed = new Promise<void>((resolve) => server!.close(() => resolve()));
         realtime.dropLocalConnections();
@@ -174,7 +179,10 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
         // Let go of what still runs (and of a Redis that is gone): another process takes the jobs up.
         () => void Promise.all(queueWorkers.map((worker) => worker?.close(true))).catch(() => undefined),
       );
-      await boundedWait(ctx.turns.releaseAll(), STOP_WAIT_MS, () => undefined);
+      // Turns running here get the same time to finish; whatever this process still holds then is handed to
+      // the queue, where another process (or this one, restarted) takes it up at once.
+      await boundedWait(ctx.turns.drain(), DRAIN_WORK_MS, () => undefined);
+      await boundedWait(ctx.turns.handOffAll(), STOP_WAIT_MS, () => undefined);
       stopForwarding();
       await realtime.close();
       await boundedWait(queues.close(), STOP_WAIT_MS, () => queues.redis.disconnect());

@@ -4,7 +4,6 @@ import type { TurnData } from "./delivery/turn-schedule.js";
 import { Redis } from "ioredis";
 
 export const QUEUE_NAMES = {
-  timeouts: "job-timeouts",
   cancels: "cancel-requests",
   turns: "turns",
   webhooks: "meta-webhooks",
@@ -15,7 +14,6 @@ export type QueueName = keyof typeof QUEUE_NAMES;
 export interface Queues {
   redis: Redis;
   prefix: string;
-  timeouts: Queue;
   cancels: Queue;
   turns: Queue<TurnData>;
   webhooks: Queue;
@@ -61,14 +59,12 @@ export async function openQueues(url: string, prefix: string): Promise<Queues> {
   redis.on("error", () => {}); // reconnection is automatic; readiness is reported by /readyz
   const connections: Redis[] = [redis];
   const make = <T>(name: string) => new Queue<T>(name, { connection: redis, prefix });
-  const timeouts = make(QUEUE_NAMES.timeouts);
   const cancels = make(QUEUE_NAMES.cancels);
   const turns = make<TurnData>(QUEUE_NAMES.turns);
   const webhooks = make(QUEUE_NAMES.webhooks);
   return {
     redis,
     prefix,
-    timeouts,
     cancels,
     turns,
     webhooks,
@@ -80,7 +76,7 @@ export async function openQueues(url: string, prefix: string): Promise<Queues> {
     },
     isReady: () => redis.status === "ready",
     async close() {
-      await Promise.all([timeouts.close(), cancels.close(), turns.close(), webhooks.close()]);
+      await Promise.all([cancels.close(), turns.close(), webhooks.close()]);
       await Promise.all(connections.map((connection) => connection.quit().catch(() => connection.disconnect())));
     },
   };

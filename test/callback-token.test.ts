@@ -8,7 +8,9 @@ const later = new Date("2026-01-02T00:00:00Z");
 describe("callback tokens", () => {
   it("name the job they were made for until they expire", () => {
     const token = createCallbackToken("s1", jobId, later);
-    expect(verifyCallbackToken("s1", token, now)).toBe(jobId);
+    expect(verifyCallbackToken("s1", token, now)).toEqual({ jobId, tool: undefined });
+    const withTool = createCallbackToken("s1", jobId, later, "match_therapists");
+    expect(verifyCallbackToken("s1", withTool, now)).toEqual({ jobId, tool: "match_therapists" });
     expect(verifyCallbackToken("s1", token, later)).toBeUndefined();
   });
   it("are refused when signed with another secret, altered, or malformed", () => {

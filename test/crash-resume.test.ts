@@ -25,6 +25,8 @@ describe("a worker process killed mid-turn", () => {
         CLINIC_API: backend.url,
         CLINIC_API_KEY: TOOL_KEY,
         LOG_LEVEL: "warn",
+        // The sweep finds a dead process's conversations once their lease has run out.
+        OUTBOX_SWEEP_MS: "1000",
       }),
     );
     workers.push(worker);

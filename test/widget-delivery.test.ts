@@ -242,11 +242,14 @@ describe("delivering to the widget", () => {
     const session = await openSession(hub.url);
     const client = await connect(session.token);
     const jobId = await startJob(session.conversationId, "joined");
-    // Another turn of this conversation is running somewhere: the person's message has to wait.
-    const running = (await hub.ctx.turns.begin(session.conversationId))!;
+    // A turn of this conversation is running (held in the agent runtime): what comes now has to wait.
+    const release = agent.hold(session.conversationId);
+    await client.send("hello", "joined-0");
+    await eventually(() => agent.startedOf(session.conversationId).length === 1, "the first turn running");
     await client.send("are my results ready?", "joined-1");
     await backend.post(jobId, { result: "ok", message: "2 found meanwhile" });
-    // The hub asked for a turn for each and was told one is running: the running one will go again.
+    // The hub asked for a turn for each and was told one is running: that one will go again, and nothing
+    // else was scheduled or run meanwhile.
     const state = await hub.ctx.queues.redis.hget(`${hub.config.queuePrefix}:turn:${session.conversationId}`, "state");
     expect(state).toBe("again");
     expect(await hub.ctx.queues.turns.getJobCounts("waiting", "active", "delayed")).toEqual({
@@ -254,15 +257,17 @@ describe("delivering to the widget", () => {
       active: 0,
       delayed: 0,
     });
-    expect(agent.startedOf(session.conversationId)).toHaveLength(0);
-    expect(client.agentMessages()).toHaveLength(0);
-    await running.end("done");
+    expect(agent.startedOf(session.conversationId)).toHaveLength(1);
+    release();
 
-    const reply = await eventually(() => client.agentMessages()[0], "the reply");
-    expect(reply.text).toBe("you said: are my results ready? | result: 2 found meanwhile");
+    await eventually(() => client.agentMessages().length === 2, "both replies");
+    expect(client.agentMessages().map((m) => m.text)).toEqual([
+      "you said: hello",
+      "you said: are my results ready? | result: 2 found meanwhile",
+    ]);
     await hub.settled();
-    expect(client.agentMessages()).toHaveLength(1);
-    expect(agent.turnsOf(session.conversationId)).toHaveLength(1);
+    expect(client.agentMessages()).toHaveLength(2);
+    expect(agent.turnsOf(session.conversationId)).toHaveLength(2);
   });
 
   it("a burst of inputs for one conversation runs as ordered, non-overlapping turns and loses none", async () => {

@@ -61,8 +61,7 @@ export function poolSql(pool: pg.Pool): Sql {
     client: pg.Pool | pg.PoolClient,
     text: string,
     params: readonly unknown[] = [],
-  ) =>
-    (await client.query<T>({ name: statementName(text), text, values: params.map(asParam), types: pgTypes })).rows;
+  ) => (await client.query<T>({ name: statementName(text), text, values: params.map(asParam), types: pgTypes })).rows;
   return {
     query: (text, params) => run(pool, text, params),
     async transaction(work) {

@@ -1,136 +1,252 @@
 // One turn at a time per conversation, across every hub process, with at most one scheduled. A Redis hash
 // per conversation holds its turn's state:
-//   (none) ──request──▶ queued ──begin──▶ running ──end──▶ (none)
-//                                          │ request          ▲
-//                                          ▼                  │ end: enqueue the next turn at once
-//                                        again ───────────────┘
-// A request while a turn runs only marks it `again`: the running turn's end enqueues the next, which takes
-// everything then pending — no turn job ever waits on another by polling. `running` is a lease: renewed
-// while the turn runs, it expires LEASE_MS after its holder died, and the queue's stall check gives the
-// dead holder's job to another worker. `queued` expires too, so a schedule whose queue job was lost (a
-// Redis failure between the two writes) is taken over by the sweep.
+//
+//   (none) ──request──▶ running ──end──▶ (none)          in a process that runs turns (roles all, worker)
+//     │                  │ request   ▲
+//     │                  ▼           │ end: the holder runs the next turn at once
+//     │                again ────────┘
+//     └──request──▶ queued ──a worker takes the hand-off job──▶ running    (role web: no turns here)
+//
+// The process that commits an input runs the conversation's turn itself when it runs turns: no queue job,
+// no polling. A request while a turn runs only marks it `again`: the holder runs once more and takes
+// everything then pending. `running` is a lease, renewed while the process holds it: a process that died
+// lets it expire within LEASE_MS, and the sweep (which finds inputs waiting) asks again. A process that
+// runs no turns, or one that stops, hands the turn to the queue, where a worker process takes it.
 import { randomUUID } from "node:crypto";
 import type { Queue } from "bullmq";
 import type { Redis } from "ioredis";
 
 export const LEASE_MS = 10_000;
 export const RENEW_MS = 2_500;
-/** Longer than any retry backoff of a turn (one minute), so a job waiting to retry stays the scheduled one. */
+/** How long a hand-off may wait for a worker before the sweep takes it as lost. */
 const QUEUED_MS = 5 * 60_000;
 
+// KEYS[1] the conversation's hash; ARGV: holder, lease ms, queued ms, "run" (this process runs turns) or
+// "hand-off", "request" or "rescue" (the sweep: only when nothing is scheduled).
 const REQUEST = `
 local state = redis.call("HGET", KEYS[1], "state")
 if not state then
+  if ARGV[4] == "run" then
+    redis.call("HSET", KEYS[1], "state", "running", "holder", ARGV[1])
+    redis.call("PEXPIRE", KEYS[1], ARGV[2])
+    return "run"
+  end
   redis.call("HSET", KEYS[1], "state", "queued")
-  redis.call("PEXPIRE", KEYS[1], ARGV[1])
-  return 1
+  redis.call("PEXPIRE", KEYS[1], ARGV[3])
+  return "hand-off"
 end
-if state == "running" then redis.call("HSET", KEYS[1], "state", "again") end
-return 0`;
+if state == "running" and ARGV[5] == "request" then redis.call("HSET", KEYS[1], "state", "again") end
+return "none"`;
 
-const BEGIN = `
+// A worker takes a hand-off: KEYS[1]; ARGV: holder, lease ms.
+const TAKE = `
 local state = redis.call("HGET", KEYS[1], "state")
-if (state == "running" or state == "again") and redis.call("HGET", KEYS[1], "holder") ~= ARGV[1] then
-  redis.call("HSET", KEYS[1], "state", "again")
-  return 0
-end
+if state == "running" or state == "again" then return "busy" end
 redis.call("HSET", KEYS[1], "state", "running", "holder", ARGV[1])
 redis.call("PEXPIRE", KEYS[1], ARGV[2])
-return 1`;
+return "run"`;
 
+// KEYS: the held hashes; ARGV: their holders, then the lease ms.
 const RENEW = `
-if redis.call("HGET", KEYS[1], "holder") == ARGV[1] then return redis.call("PEXPIRE", KEYS[1], ARGV[2]) end
+local lease = ARGV[#KEYS + 1]
+for i = 1, #KEYS do
+  if redis.call("HGET", KEYS[i], "holder") == ARGV[i] then redis.call("PEXPIRE", KEYS[i], lease) end
+end
 return 0`;
 
+// KEYS[1]; ARGV: holder, lease ms. "again": the holder runs once more; "done": the schedule is cleared.
 const END = `
-if redis.call("HGET", KEYS[1], "holder") ~= ARGV[1] then return 0 end
-local state = redis.call("HGET", KEYS[1], "state")
-if ARGV[3] == "retry" or state == "again" then
-  redis.call("HSET", KEYS[1], "state", "queued")
-  redis.call("HDEL", KEYS[1], "holder")
+if redis.call("HGET", KEYS[1], "holder") ~= ARGV[1] then return "lost" end
+if redis.call("HGET", KEYS[1], "state") == "again" then
+  redis.call("HSET", KEYS[1], "state", "running")
   redis.call("PEXPIRE", KEYS[1], ARGV[2])
-  if ARGV[3] == "retry" then return 0 end
-  return 1
+  return "again"
 end
 redis.call("DEL", KEYS[1])
-return 0`;
+return "done"`;
+
+// KEYS[1]; ARGV: holder, queued ms. The holder gives the turn to the queue (it stops, or runs no turns).
+const HAND_OFF = `
+if redis.call("HGET", KEYS[1], "holder") ~= ARGV[1] then return 0 end
+redis.call("HSET", KEYS[1], "state", "queued")
+redis.call("HDEL", KEYS[1], "holder")
+redis.call("PEXPIRE", KEYS[1], ARGV[2])
+return 1`;
 
 export interface TurnData {
   conversationId: string;
 }
 
-/** A turn job's queue options: retried with backoff (the agent runtime down, a send deferred). */
+/** A hand-off job's queue options: retried only when Redis could not be reached. */
 export const TURN_JOB = {
-  attempts: 12,
-  backoff: { type: "custom" },
+  attempts: 5,
+  backoff: { type: "exponential", delay: 1000 },
   removeOnComplete: true,
   removeOnFail: true,
 } as const;
 
+export interface TurnRunnerOptions {
+  /** Whether this process runs turns (roles all and worker) or hands them to one that does (role web). */
+  runsTurns: boolean;
+  /** Turns running at once in this process. */
+  concurrency: number;
+  /** One turn of a conversation; throws when it must be tried again (the agent runtime is down…). */
+  run: (conversationId: string) => Promise<void>;
+  /** The wait before trying a failed turn again. */
+  retryDelayMs: (attempt: number) => number;
+  /** Tries of a failing turn before the schedule is let go (the sweep asks again later). */
+  attempts: number;
+  onFailure: (conversationId: string, error: unknown, attempt: number) => void;
+}
+
 export interface TurnSchedule {
-  /** Asks for a turn of this conversation: enqueues one unless one is queued or running. */
+  /** Asks for a turn of this conversation: runs it here, hands it off, or marks the running one to go again. */
   request(conversationId: string): Promise<void>;
+  /** The sweep's ask for a turn it believes lost: nothing happens when one is scheduled. */
+  rescue(conversationId: string): Promise<void>;
+  /** A worker takes a hand-off job: false when another process still holds the conversation's turn. */
+  take(conversationId: string): Promise<boolean>;
   /**
-   * Starts a turn job: undefined when another holder's turn of the conversation runs (marked to run
-   * again; if that holder died, its lease runs out within LEASE_MS).
+   * On stop: from now on new turns are handed off; resolves once the turns running or waiting for a slot
+   * here have finished (those waiting to be tried again are left for handOffAll).
    */
-  begin(conversationId: string): Promise<TurnLease | undefined>;
-  /** Hands back every turn this process holds (on stop): their jobs run again elsewhere at once. */
-  releaseAll(): Promise<void>;
+  drain(): Promise<void>;
+  /** Hands every turn this process holds to the queue (on stop): another process takes them up at once. */
+  handOffAll(): Promise<void>;
+  /** Turns held by this process: running, waiting for a slot, or waiting to be tried again. */
+  held(): number;
 }
 
-export interface TurnLease {
-  /**
-   * Ends the turn; `retry` when its job will run again (the queue's backoff), so it stays the scheduled
-   * one. Enqueues the next turn when inputs came in meanwhile.
-   */
-  end(outcome: "done" | "retry"): Promise<void>;
-}
-
-export function turnSchedule(redis: Redis, prefix: string, queue: Queue<TurnData>): TurnSchedule {
+export function turnSchedule(
+  redis: Redis,
+  prefix: string,
+  queue: Queue<TurnData>,
+  options: TurnRunnerOptions,
+): TurnSchedule {
   const keyOf = (conversationId: string) => `${prefix}:turn:${conversationId}`;
   const enqueue = (conversationId: string) => queue.add("turn", { conversationId }, TURN_JOB);
-  /** The turns this process holds: holder → its conversation. */
-  const held = new Map<string, string>();
-  return {
-    async request(conversationId) {
-      const key = keyOf(conversationId);
-      if (Number(await redis.eval(REQUEST, 1, key, String(QUEUED_MS))) !== 1) return;
+  /** conversation → its holder id, for every turn this process holds. */
+  const holders = new Map<string, string>();
+  /** Held turns waiting for a slot, with the attempt they are at. */
+  const waiting: { conversationId: string; attempt: number }[] = [];
+  const retryTimers = new Set<NodeJS.Timeout>();
+  let active = 0;
+  let stopped = false;
+  let draining = false;
+  let drained: (() => void) | undefined;
+
+  const renewal = setInterval(() => {
+    if (holders.size === 0) return;
+    const held = [...holders];
+    const keys = held.map(([conversationId]) => keyOf(conversationId));
+    redis.eval(RENEW, held.length, ...keys, ...held.map(([, holder]) => holder), String(LEASE_MS)).catch(() => 0);
+  }, RENEW_MS);
+  renewal.unref();
+
+  function start(conversationId: string, holder: string): void {
+    holders.set(conversationId, holder);
+    waiting.push({ conversationId, attempt: 1 });
+    pump();
+  }
+
+  function pump(): void {
+    while (!stopped && active < options.concurrency && waiting.length > 0) {
+      const { conversationId, attempt } = waiting.shift()!;
+      active += 1;
+      void runHeld(conversationId, attempt).finally(() => {
+        active -= 1;
+        pump();
+        if (active === 0 && waiting.length === 0) drained?.();
+      });
+    }
+  }
+
+  /** Runs turns of a held conversation until none is owed; a failure waits (without a slot) and retries. */
+  async function runHeld(conversationId: string, attempt: number): Promise<void> {
+    const holder = holders.get(conversationId);
+    if (!holder) return;
+    for (;;) {
+      try {
+        await options.run(conversationId);
+      } catch (error) {
+        options.onFailure(conversationId, error, attempt);
+        if (attempt >= options.attempts || stopped) {
+          // Let the schedule go: the inputs stay committed, and the sweep asks again later.
+          holders.delete(conversationId);
+          await redis.eval(END, 1, keyOf(conversationId), holder, String(LEASE_MS)).catch(() => "lost");
+          await redis.del(keyOf(conversationId)).catch(() => 0);
+          return;
+        }
+        const timer = setTimeout(() => {
+          retryTimers.delete(timer);
+          waiting.push({ conversationId, attempt: attempt + 1 });
+          pump();
+        }, options.retryDelayMs(attempt));
+        timer.unref();
+        retryTimers.add(timer);
+        return;
+      }
+      const ended = await redis.eval(END, 1, keyOf(conversationId), holder, String(LEASE_MS)).catch(() => "lost");
+      if (ended !== "again") {
+        holders.delete(conversationId);
+        return;
+      }
+      attempt = 1;
+    }
+  }
+
+  async function ask(conversationId: string, mode: "request" | "rescue"): Promise<void> {
+    const holder = randomUUID();
+    const outcome = await redis.eval(
+      REQUEST,
+      1,
+      keyOf(conversationId),
+      holder,
+      String(LEASE_MS),
+      String(QUEUED_MS),
+      options.runsTurns && !draining ? "run" : "hand-off",
+      mode,
+    );
+    if (outcome === "run") start(conversationId, holder);
+    else if (outcome === "hand-off") {
       try {
         await enqueue(conversationId);
       } catch (error) {
         // Leave no schedule behind that no job will run: the sweep (or the next input) asks again.
-        await redis.del(key).catch(() => undefined);
+        await redis.del(keyOf(conversationId)).catch(() => undefined);
         throw error;
       }
-    },
-    async begin(conversationId) {
-      const key = keyOf(conversationId);
+    }
+  }
+
+  return {
+    request: (conversationId) => ask(conversationId, "request"),
+    rescue: (conversationId) => ask(conversationId, "rescue"),
+    async take(conversationId) {
       const holder = randomUUID();
-      if (Number(await redis.eval(BEGIN, 1, key, holder, String(LEASE_MS))) !== 1) return undefined;
-      held.set(holder, conversationId);
-      const renewal = setInterval(() => {
-        redis.eval(RENEW, 1, key, holder, String(LEASE_MS)).catch(() => undefined);
-      }, RENEW_MS);
-      renewal.unref();
-      return {
-        async end(outcome) {
-          clearInterval(renewal);
-          held.delete(holder);
-          const again = Number(await redis.eval(END, 1, key, holder, String(QUEUED_MS), outcome));
-          if (again === 1) await enqueue(conversationId);
-        },
-      };
+      if ((await redis.eval(TAKE, 1, keyOf(conversationId), holder, String(LEASE_MS))) !== "run") return false;
+      start(conversationId, holder);
+      return true;
     },
-    async releaseAll() {
-      const leases = [...held];
-      held.clear();
-      // `retry`: the schedule stays queued for the job that will run again (its lock is let go with the process).
+    drain() {
+      draining = true;
+      if (active === 0 && waiting.length === 0) return Promise.resolve();
+      return new Promise<void>((resolve) => (drained = resolve));
+    },
+    async handOffAll() {
+      stopped = true;
+      clearInterval(renewal);
+      for (const timer of retryTimers) clearTimeout(timer);
+      const held = [...holders];
+      holders.clear();
+      waiting.length = 0;
       await Promise.all(
-        leases.map(([holder, conversationId]) =>
-          redis.eval(END, 1, keyOf(conversationId), holder, String(QUEUED_MS), "retry").catch(() => undefined),
-        ),
+        held.map(async ([conversationId, holder]) => {
+          const handed = await redis.eval(HAND_OFF, 1, keyOf(conversationId), holder, String(QUEUED_MS));
+          if (Number(handed) === 1) await enqueue(conversationId);
+        }),
       );
     },
+    held: () => holders.size,
   };
 }

@@ -3,7 +3,8 @@ import type { HubContext } from "../context.js";
 import type { Job } from "../generated/prisma/client.js";
 import { createCallbackToken, TOKEN_GRACE_MS } from "./callback-token.js";
 
-export function callbackUrl(ctx: HubContext, job: Pick<Job, "id" | "timeoutAt">): string {
+export function callbackUrl(ctx: HubContext, job: Pick<Job, "id" | "timeoutAt" | "tool">): string {
   const expiresAt = new Date(job.timeoutAt.getTime() + TOKEN_GRACE_MS);
-  return `${ctx.publicUrl()}/callbacks/${createCallbackToken(ctx.config.secrets.callbackSecret, job.id, expiresAt)}`;
+  const token = createCallbackToken(ctx.config.secrets.callbackSecret, job.id, expiresAt, job.tool);
+  return `${ctx.publicUrl()}/callbacks/${token}`;
 }

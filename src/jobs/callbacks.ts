@@ -8,7 +8,6 @@ import { errorKey } from "../log-throttle.js";
 import { mapResponse } from "../tools/map-response.js";
 import { verifyCallbackToken } from "./callback-token.js";
 import { commitProgress, commitResult, readJob, readJobWithControl } from "./job-store.js";
-import { disarmTimeout } from "./timeouts.js";
 
 export const PROGRESS_KEPT = 50;
 export const NOTIFY_LIMIT = 16;
@@ -61,52 +60,18 @@ async function committed<T>(work: Promise<T>): Promise<T> {
 }
 
 export async function handleCallback(ctx: HubContext, token: string, rawBody: unknown): Promise<CallbackAnswer> {
-  const jobId = verifyCallbackToken(ctx.config.secrets.callbackSecret, token, ctx.now());
-  if (!jobId) throw unknownJob();
+  const claim = verifyCallbackToken(ctx.config.secrets.callbackSecret, token, ctx.now());
+  if (!claim) throw unknownJob();
+  const { jobId } = claim;
   const body = parseCallbackBody(rawBody);
-  // What a commit owes is queued right after it; refuse now rather than accept what cannot be queued soon.
+  // What a commit owes is asked for right after it; refuse now rather than accept what cannot be queued soon.
   if (!ctx.queues.isReady()) throw new UnavailableError("queue");
   const sql = ctx.ingestSql;
+  if ("result" in body) return handleResult(ctx, jobId, claim.tool, body);
+
   const job = await committed(readJobWithControl(sql, jobId));
   if (!job) throw unknownJob();
   const log = { conversation_id: job.conversationId, job_id: job.id, tool: job.tool };
-  const payloadBase = { jobId, tool: job.tool, toolCallId: job.toolCallId };
-
-  if ("result" in body) {
-    if (job.status === "succeeded" || job.status === "failed") return { ok: true, duplicate: true };
-    if (job.status !== "running") throw jobEnded(job.status);
-    const ok = body.result === "ok";
-    const mapped = ok ? mapResponse(ctx.tools.get(job.tool)?.respond ?? {}, body) : null;
-    const errorText = ok ? null : (body.message ?? "The job failed.");
-    const entry = await committed(
-      commitResult(sql, {
-        job,
-        status: ok ? "succeeded" : "failed",
-        mapped,
-        error: errorText,
-        text: ok ? (mapped?.message ?? null) : errorText,
-        payload: ok ? { ...payloadBase, result: mapped } : { ...payloadBase, reason: "error", message: errorText },
-        at: ctx.now(),
-      }),
-    );
-    if (!entry) {
-      // Another answer won the race for this job: a result was a duplicate; a timeout or cancel ended it.
-      const now = await committed(readJob(sql, jobId));
-      if (now?.status === "succeeded" || now?.status === "failed") return { ok: true, duplicate: true };
-      throw jobEnded(now?.status ?? "unknown");
-    }
-    ctx.log.info(log, "job result received");
-    await ctx.turns
-      .request(job.conversationId)
-      .catch((error: unknown) =>
-        ctx.warnRepeated(`request:${errorKey(error)}`, { err: error, ...log }, "turn not requested; the sweep will"),
-      );
-    await disarmTimeout(ctx, job.id);
-    ctx.changes.publish({ type: "messages", conversationId: job.conversationId, messages: [entry] });
-    ctx.metrics.jobsEnded.inc({ tool: job.tool, status: ok ? "succeeded" : "failed" });
-    return { ok: true };
-  }
-
   if (job.status !== "running") throw jobEnded(job.status);
   const outcome = await committed(
     commitProgress(sql, {
@@ -115,7 +80,7 @@ export async function handleCallback(ctx: HubContext, token: string, rawBody: un
       notify: body.notify === true,
       notifyLimit: NOTIFY_LIMIT,
       kept: PROGRESS_KEPT,
-      payload: { ...payloadBase, progress: body.progress },
+      payload: { jobId, tool: job.tool, toolCallId: job.toolCallId, progress: body.progress },
       at: ctx.now(),
     }),
   );
@@ -138,5 +103,53 @@ export async function handleCallback(ctx: HubContext, token: string, rawBody: un
       at: ctx.now().toISOString(),
     });
   }
+  return { ok: true };
+}
+
+/**
+ * A result: one statement commits it (the job ended, its entry, its input) when the token names the tool;
+ * an older token without it reads the job first. Only when the commit finds the job no longer running is it
+ * read, to tell a duplicate from a job that ended otherwise.
+ */
+async function handleResult(
+  ctx: HubContext,
+  jobId: string,
+  claimedTool: string | undefined,
+  body: Extract<CallbackBody, { result: unknown }>,
+): Promise<CallbackAnswer> {
+  const sql = ctx.ingestSql;
+  const known = claimedTool ? undefined : await committed(readJob(sql, jobId));
+  if (!claimedTool && !known) throw unknownJob();
+  const tool = claimedTool ?? known!.tool;
+  const ok = body.result === "ok";
+  const mapped = ok ? mapResponse(ctx.tools.get(tool)?.respond ?? {}, body) : null;
+  const errorText = ok ? null : (body.message ?? "The job failed.");
+  const entry = await committed(
+    commitResult(sql, {
+      jobId,
+      status: ok ? "succeeded" : "failed",
+      mapped,
+      error: errorText,
+      text: ok ? (mapped?.message ?? null) : errorText,
+      payload: ok ? { result: mapped } : { reason: "error", message: errorText },
+      at: ctx.now(),
+    }),
+  );
+  if (!entry) {
+    // Not running: a duplicate of a result already committed, or a job a timeout or a cancel ended.
+    const now = await committed(readJob(sql, jobId));
+    if (!now) throw unknownJob();
+    if (now.status === "succeeded" || now.status === "failed") return { ok: true, duplicate: true };
+    throw jobEnded(now.status);
+  }
+  const log = { conversation_id: entry.conversationId, job_id: jobId, tool };
+  ctx.log.info(log, "job result received");
+  await ctx.turns
+    .request(entry.conversationId)
+    .catch((error: unknown) =>
+      ctx.warnRepeated(`request:${errorKey(error)}`, { err: error, ...log }, "turn not requested; the sweep will"),
+    );
+  ctx.changes.publish({ type: "messages", conversationId: entry.conversationId, messages: [entry] });
+  ctx.metrics.jobsEnded.inc({ tool, status: ok ? "succeeded" : "failed" });
   return { ok: true };
 }

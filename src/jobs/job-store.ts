@@ -58,12 +58,13 @@ export async function readJobWithControl(
 
 /**
  * A job's result (or error result): the job ends, its `tool_result` entry and its input are written — only
- * if it is still running. Undefined when it was not (a concurrent result, a timeout, a cancel won).
+ * if it is still running. Undefined when it was not (a concurrent result, a timeout, a cancel won). The
+ * input's payload is the job's identity (from its row) with `payload` added.
  */
 export async function commitResult(
   sql: SqlQuery,
   result: {
-    job: Pick<JobRow, "id" | "tool" | "toolCallId">;
+    jobId: string;
     status: "succeeded" | "failed";
     mapped: unknown;
     error: string | null;
@@ -75,7 +76,7 @@ export async function commitResult(
   const [row] = await sql.query<{ entry: Json | null }>(
     `WITH job AS (
        UPDATE "Job" SET status = $2, result = $3::jsonb, error = $4, "runningKey" = NULL, "endedAt" = $5, "updatedAt" = $5
-       WHERE id = $1::uuid AND status = 'running' RETURNING id, "conversationId", "toolCallId"),
+       WHERE id = $1::uuid AND status = 'running' RETURNING id, "conversationId", tool, "toolCallId"),
      entry AS (
        INSERT INTO "Message" (id, "conversationId", role, text, data, "jobId", "toolCallId", status, "createdAt", "updatedAt")
        SELECT $6::uuid, "conversationId", 'tool_result', $7, $8::jsonb, id, "toolCallId", 'pending', $5, $5 FROM job
@@ -83,11 +84,12 @@ export async function commitResult(
      input AS (
        INSERT INTO "TurnInput" (id, "conversationId", key, kind, "jobId", "messageId", payload, state, "createdAt",
          "updatedAt")
-       SELECT $9::uuid, "conversationId", 'result:' || id, $10, id, $6::uuid, $11::jsonb, 'pending', $5, $5 FROM job
-       ON CONFLICT (key) DO NOTHING RETURNING id)
+       SELECT $9::uuid, "conversationId", 'result:' || id, $10, id, $6::uuid,
+         jsonb_build_object('jobId', id, 'tool', tool, 'toolCallId', "toolCallId") || $11::jsonb, 'pending', $5, $5
+       FROM job ON CONFLICT (key) DO NOTHING RETURNING id)
      SELECT (SELECT row_to_json(entry) FROM entry) AS entry, (SELECT count(*) FROM input) AS inputs`,
     [
-      result.job.id,
+      result.jobId,
       result.status,
       result.status === "succeeded" ? json(result.mapped) : null,
       result.error,

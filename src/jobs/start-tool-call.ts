@@ -12,7 +12,6 @@ import { callBackend, type BackendAnswer } from "./backend-call.js";
 import { callbackUrl } from "./callback-url.js";
 import { finishImmediately, MAX_RUNNING_JOBS, recordAccepted, recordStart, recordSyncCall } from "./job-store.js";
 import { jobView, type JobView } from "./job-view.js";
-import { armTimeout, disarmTimeout } from "./timeouts.js";
 
 export interface ToolCallInput {
   tool: string;
@@ -73,9 +72,6 @@ export async function startToolCall(
   }
   const { job } = started;
   const log = ctx.log.child({ conversation_id: conversation.id, job_id: job.id, tool: tool.name });
-  await armTimeout(ctx, job).catch((error: unknown) =>
-    log.warn({ err: error }, "timeout not armed; the sweep will end the job"),
-  );
 
   const request = renderToolRequest(tool, input.arguments, ctx.env);
   const answer = await callBackend(
@@ -100,7 +96,6 @@ export async function startToolCall(
       text: result.message ?? null,
       at: ctx.now(),
     });
-    await disarmTimeout(ctx, job.id);
     log.info("backend answered at once; no job");
     count("immediate");
     return { status: 200, result };
@@ -114,7 +109,6 @@ export async function startToolCall(
     text: reason,
     at: ctx.now(),
   });
-  await disarmTimeout(ctx, job.id);
   log.warn({ reason }, "backend refused the job");
   count("backend_failed");
   throw new HubError(502, "backend_failed", reason);

@@ -1,57 +1,39 @@
-// Job timeouts as BullMQ delayed jobs (one per job, keyed by its id). Redis may lose them, so they are
-// re-armed from the database on start and overdue jobs are also caught by the sweep.
-import { DelayedError, type Job as QueueJob } from "bullmq";
+// Job timeouts. A job whose `timeoutAt` has passed is ended by whichever worker process looks first: the
+// database is the record (indexed on status and timeoutAt), so there is nothing to re-arm after a restart
+// or a Redis that lost everything, and nothing to disarm when a result comes. Due jobs are found by the
+// database's own clock; ending one is guarded, so processes looking at once end it once.
 import type { HubContext } from "../context.js";
-import type { Job } from "../generated/prisma/client.js";
+import { errorKey } from "../log-throttle.js";
 import { endJob } from "./end-job.js";
 
-const queueJobId = (jobId: string) => `timeout-${jobId}`;
+const BATCH = 100;
 
-export async function armTimeout(ctx: HubContext, job: Pick<Job, "id" | "timeoutAt">): Promise<void> {
-  await ctx.queues.timeouts.add(
-    "timeout",
-    { jobId: job.id },
-    {
-      jobId: queueJobId(job.id),
-      delay: Math.max(0, job.timeoutAt.getTime() - ctx.now().getTime()),
-      attempts: 10,
-      backoff: { type: "exponential", delay: 1000 },
-      removeOnComplete: true,
-      removeOnFail: true,
-    },
+/** Ends every running job whose timeout has passed; returns how many. */
+export async function endDueJobs(ctx: HubContext): Promise<number> {
+  const due = await ctx.sql.query<{ id: string }>(
+    `SELECT id FROM "Job" WHERE status = 'running' AND "timeoutAt" <= (now() AT TIME ZONE 'UTC')
+     ORDER BY "timeoutAt" LIMIT $1`,
+    [BATCH],
   );
+  for (const { id } of due) await endJob(ctx, id, "timeout");
+  return due.length;
 }
 
-export async function disarmTimeout(ctx: HubContext, jobId: string): Promise<void> {
-  await ctx.queues.timeouts.remove(queueJobId(jobId)).catch(() => 0);
-}
-
-export async function processTimeout(ctx: HubContext, queueJob: QueueJob<{ jobId: string }>): Promise<void> {
-  const job = await ctx.db.job.findUnique({ where: { id: queueJob.data.jobId } });
-  if (!job || job.status !== "running") return;
-  const early = job.timeoutAt.getTime() - ctx.now().getTime();
-  if (early > 0) {
-    // Fired early (clock skew between processes): wait for the rest.
-    await queueJob.moveToDelayed(Date.now() + early, queueJob.token);
-    throw new DelayedError();
-  }
-  await endJob(ctx, job.id, "timeout");
-}
-
-/** Arms the timeout of every running job; returns how many. Used on start. */
-export async function rearmTimeouts(ctx: HubContext): Promise<number> {
-  const running = await ctx.db.job.findMany({ where: { status: "running" }, select: { id: true, timeoutAt: true } });
-  for (const job of running) await armTimeout(ctx, job);
-  return running.length;
-}
-
-/** Ends running jobs whose timeout passed more than `graceMs` ago (their queue entry was lost). */
-export async function endOverdueJobs(ctx: HubContext, graceMs: number): Promise<number> {
-  const overdue = await ctx.db.job.findMany({
-    where: { status: "running", timeoutAt: { lt: new Date(ctx.now().getTime() - graceMs) } },
-    select: { id: true },
-    take: 500,
-  });
-  for (const job of overdue) await endJob(ctx, job.id, "timeout");
-  return overdue.length;
+export function startTimeoutPoll(ctx: HubContext): { stop(): Promise<void> } {
+  let running: Promise<unknown> | undefined;
+  const timer = setInterval(() => {
+    if (running) return;
+    running = endDueJobs(ctx)
+      .catch((error: unknown) =>
+        ctx.warnRepeated(`timeouts:${errorKey(error)}`, { err: error }, "job timeouts not checked"),
+      )
+      .finally(() => (running = undefined));
+  }, ctx.config.timeoutPollMs);
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
 }

@@ -1,32 +1,29 @@
 // A periodic safety net: whatever a crash or a Redis outage left between a commit and its queue job is put
 // back — a conversation whose inputs or outgoing messages wait with no turn to take them, a webhook
-// delivery never processed, a job whose timeout was lost, a cancel request still owed.
+// delivery never processed, a cancel request still owed.
 import type { HubContext } from "../context.js";
 import { sweepWebhooks } from "../channels/meta/meta-webhooks.js";
 import { resendOwedCancelRequests } from "../jobs/cancel-requests.js";
-import { endOverdueJobs } from "../jobs/timeouts.js";
 import { errorKey } from "../log-throttle.js";
 
-/** Inputs or outgoing messages untouched this long have lost their turn (a turn touches them at once). */
-const WAITING_MS = 10_000;
-/** How long past its timeout a running job may stay before the sweep ends it itself. */
-const OVERDUE_GRACE_MS = 30_000;
+/**
+ * Inputs or outgoing messages untouched this long may have lost their turn (its process died: its lease
+ * runs out within LEASE_MS). Asking is cheap and safe: a conversation with a turn scheduled is left alone.
+ */
+const WAITING_MS = 3_000;
 
 /** Asks again for the turn of every conversation with work left waiting; a scheduled turn makes it a no-op. */
 async function requestLostTurns(ctx: HubContext): Promise<number> {
   const waiting = await ctx.delivery.conversationsWaitingSince(new Date(ctx.now().getTime() - WAITING_MS), 500);
-  for (const conversationId of waiting) await ctx.turns.request(conversationId);
+  for (const conversationId of waiting) await ctx.turns.rescue(conversationId);
   return waiting.length;
 }
 
-export async function sweepOnce(
-  ctx: HubContext,
-): Promise<{ turns: number; webhooks: number; overdue: number; cancels: number }> {
+export async function sweepOnce(ctx: HubContext): Promise<{ turns: number; webhooks: number; cancels: number }> {
   const turns = await requestLostTurns(ctx);
   const webhooks = await sweepWebhooks(ctx);
-  const overdue = await endOverdueJobs(ctx, OVERDUE_GRACE_MS);
   const cancels = await resendOwedCancelRequests(ctx);
-  return { turns, webhooks, overdue, cancels };
+  return { turns, webhooks, cancels };
 }
 
 export function startSweeper(ctx: HubContext): { stop(): Promise<void> } {

@@ -211,6 +211,7 @@ export class TestHub {
       );
       throw new Error(
         `${(error as Error).message}; still to do: ${left}; last failures: ${JSON.stringify(stuck.flat())}`,
+        { cause: error },
       );
     }
   }
