@@ -91,7 +91,7 @@ try {
     ...result,
     rssBeforeMb: rssBefore,
     rssAfterMb: hub.rssMb(),
-    cpuSeconds: cpu,
+    cpuSeconds: { ...cpu, load: result.cpuSeconds },
   };
   await hub.stop();
   stopped = true;

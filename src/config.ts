@@ -41,6 +41,8 @@ const envSchema = z.object({
   CANCEL_RETRY_MAX_MS: positiveInt(5 * 60_000),
   OUTBOX_SWEEP_MS: positiveInt(5000),
   JOB_TIMEOUT_POLL_MS: positiveInt(1000),
+  // Conversations with a turn waiting or running beyond which callbacks are answered 503 (retry later).
+  CALLBACK_BACKLOG_LIMIT: positiveInt(20_000),
   TURN_RETRY_BASE_MS: positiveInt(1000),
   // What one visitor (by IP, or by conversation) may do; 0 turns a limit off.
   WIDGET_SESSIONS_PER_MINUTE: limit(30),
@@ -101,6 +103,8 @@ export interface Config {
   outboxSweepMs: number;
   /** How often worker processes look for jobs whose timeout has passed. */
   timeoutPollMs: number;
+  /** Conversations waiting for a turn beyond which callbacks are refused with 503 and Retry-After. */
+  callbackBacklogLimit: number;
   /** First backoff of a failed turn (agent runtime down); doubles up to a minute. */
   turnRetryBaseMs: number;
   /** Per-visitor limits; 0 is no limit. */
@@ -204,6 +208,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     cancelRetry: { baseMs: env.CANCEL_RETRY_BASE_MS, maxMs: env.CANCEL_RETRY_MAX_MS },
     outboxSweepMs: env.OUTBOX_SWEEP_MS,
     timeoutPollMs: env.JOB_TIMEOUT_POLL_MS,
+    callbackBacklogLimit: env.CALLBACK_BACKLOG_LIMIT,
     turnRetryBaseMs: env.TURN_RETRY_BASE_MS,
     limits: {
       sessionsPerMinute: env.WIDGET_SESSIONS_PER_MINUTE,

@@ -8,6 +8,7 @@ import type { Db } from "./db/client.js";
 import type { Sql } from "./db/sql.js";
 import type { Changes } from "./delivery/changes.js";
 import type { DeliveryState } from "./delivery/delivery-state.js";
+import type { Backlog } from "./delivery/backlog.js";
 import type { TurnSchedule } from "./delivery/turn-schedule.js";
 import type { Logger } from "./logger.js";
 import type { ThrottledLog } from "./log-throttle.js";
@@ -28,6 +29,8 @@ export interface HubContext {
   delivery: DeliveryState;
   /** One turn at a time per conversation, across processes. */
   turns: TurnSchedule;
+  /** How many conversations wait for a turn (here, and handed off to the queue). */
+  backlog: Backlog;
   /** Every change of delivery state and control, for the console and anyone else listening. */
   changes: Changes;
   log: Logger;

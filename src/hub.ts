@@ -13,6 +13,7 @@ import { visitorLimits } from "./channels/widget/visitor-limits.js";
 import { toolEnvironment, type Config } from "./config.js";
 import type { HubContext } from "./context.js";
 import { openDatabase, type Database } from "./db/client.js";
+import { backlogMeter } from "./delivery/backlog.js";
 import { createChanges } from "./delivery/changes.js";
 import { deliveryState } from "./delivery/delivery-state.js";
 import { turnSchedule } from "./delivery/turn-schedule.js";
@@ -83,19 +84,23 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
   const widget = widgetChannel(realtime);
   const now = options.now ?? (() => new Date());
   const changes = createChanges((error) => log.warn({ err: error }, "a change listener failed"));
+  // Turns run the context built below; they only start once the hub runs.
+  const turns = turnSchedule(
+    queues.redis,
+    queues.prefix,
+    queues.turns,
+    turnRunner(config, () => ctx),
+  );
+  const backlog = backlogMeter(turns, queues.turns);
   const ctx: HubContext = {
     config,
     db: database.db,
     sql: database.sql,
     ingestSql: database.ingestSql,
     delivery: deliveryState(database.sql, changes, now),
-    turns: turnSchedule(
-      queues.redis,
-      queues.prefix,
-      queues.turns,
-      turnRunner(config, () => ctx),
-    ),
+    turns,
     changes,
+    backlog,
     log,
     warnRepeated: throttledLog(log, "warn"),
     queues,
@@ -184,6 +189,7 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
       await boundedWait(ctx.turns.drain(), DRAIN_WORK_MS, () => undefined);
       await boundedWait(ctx.turns.handOffAll(), STOP_WAIT_MS, () => undefined);
       stopForwarding();
+      backlog.stop();
       await realtime.close();
       await boundedWait(queues.close(), STOP_WAIT_MS, () => queues.redis.disconnect());
       await database.close();

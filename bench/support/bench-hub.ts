@@ -194,19 +194,16 @@ export function cpuByProcess(hubPid: number): Record<string, number> {
       const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
       const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
       const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      const seconds = (Number(fields[11]) + Number(fields[12])) / 100;
+      // Its own time, and (for PostgreSQL's postmaster) that of the backends it reaped meanwhile.
+      const seconds = (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) / 100;
       const kind =
         Number(entry) === hubPid
           ? "hub"
-          : comm === "node"
-            ? readFileSync(`/proc/${entry}/cmdline`, "utf8").includes("load")
-              ? "load"
-              : "other node"
-            : comm.startsWith("postgres")
-              ? "postgres"
-              : comm.startsWith("redis")
-                ? "redis"
-                : "other";
+          : comm.startsWith("postgres")
+            ? "postgres"
+            : comm.startsWith("redis")
+              ? "redis"
+              : "other";
       totals[kind] = (totals[kind] ?? 0) + seconds;
     } catch {
       // the process ended meanwhile

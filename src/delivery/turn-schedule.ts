@@ -18,6 +18,11 @@ import type { Redis } from "ioredis";
 
 export const LEASE_MS = 10_000;
 export const RENEW_MS = 2_500;
+/**
+ * Turns this process keeps waiting for a slot before it hands new ones to the queue: beyond that, the
+ * backlog waits in Redis (durable, shared with every worker process), not in this process's memory.
+ */
+const LOCAL_WAITING_MAX = 256;
 /** How long a hand-off may wait for a worker before the sweep takes it as lost. */
 const QUEUED_MS = 5 * 60_000;
 
@@ -104,7 +109,11 @@ export interface TurnSchedule {
   request(conversationId: string): Promise<void>;
   /** The sweep's ask for a turn it believes lost: nothing happens when one is scheduled. */
   rescue(conversationId: string): Promise<void>;
-  /** A worker takes a hand-off job: false when another process still holds the conversation's turn. */
+  /**
+   * A worker takes a hand-off job and runs the turn; resolves when the conversation has no turn owed here
+   * (so the queue's concurrency bounds the hand-offs a process works at once). False when another process
+   * still holds the conversation's turn.
+   */
   take(conversationId: string): Promise<boolean>;
   /**
    * On stop: from now on new turns are handed off; resolves once the turns running or waiting for a slot
@@ -127,6 +136,8 @@ export function turnSchedule(
   const enqueue = (conversationId: string) => queue.add("turn", { conversationId }, TURN_JOB);
   /** conversation → its holder id, for every turn this process holds. */
   const holders = new Map<string, string>();
+  /** Resolved when a conversation's turns here are done (for a taken hand-off). */
+  const finished = new Map<string, () => void>();
   /** Held turns waiting for a slot, with the attempt they are at. */
   const waiting: { conversationId: string; attempt: number }[] = [];
   const retryTimers = new Set<NodeJS.Timeout>();
@@ -142,6 +153,12 @@ export function turnSchedule(
     redis.eval(RENEW, held.length, ...keys, ...held.map(([, holder]) => holder), String(LEASE_MS)).catch(() => 0);
   }, RENEW_MS);
   renewal.unref();
+
+  function release(conversationId: string): void {
+    holders.delete(conversationId);
+    finished.get(conversationId)?.();
+    finished.delete(conversationId);
+  }
 
   function start(conversationId: string, holder: string): void {
     holders.set(conversationId, holder);
@@ -172,7 +189,7 @@ export function turnSchedule(
         options.onFailure(conversationId, error, attempt);
         if (attempt >= options.attempts || stopped) {
           // Let the schedule go: the inputs stay committed, and the sweep asks again later.
-          holders.delete(conversationId);
+          release(conversationId);
           await redis.eval(END, 1, keyOf(conversationId), holder, String(LEASE_MS)).catch(() => "lost");
           await redis.del(keyOf(conversationId)).catch(() => 0);
           return;
@@ -188,7 +205,7 @@ export function turnSchedule(
       }
       const ended = await redis.eval(END, 1, keyOf(conversationId), holder, String(LEASE_MS)).catch(() => "lost");
       if (ended !== "again") {
-        holders.delete(conversationId);
+        release(conversationId);
         return;
       }
       attempt = 1;
@@ -204,7 +221,7 @@ export function turnSchedule(
       holder,
       String(LEASE_MS),
       String(QUEUED_MS),
-      options.runsTurns && !draining ? "run" : "hand-off",
+      options.runsTurns && !draining && waiting.length < LOCAL_WAITING_MAX ? "run" : "hand-off",
       mode,
     );
     if (outcome === "run") start(conversationId, holder);
@@ -225,7 +242,9 @@ export function turnSchedule(
     async take(conversationId) {
       const holder = randomUUID();
       if ((await redis.eval(TAKE, 1, keyOf(conversationId), holder, String(LEASE_MS))) !== "run") return false;
+      const done = new Promise<void>((resolve) => finished.set(conversationId, resolve));
       start(conversationId, holder);
+      await done;
       return true;
     },
     drain() {
@@ -240,6 +259,8 @@ export function turnSchedule(
       const held = [...holders];
       holders.clear();
       waiting.length = 0;
+      for (const resolve of finished.values()) resolve();
+      finished.clear();
       await Promise.all(
         held.map(async ([conversationId, holder]) => {
           const handed = await redis.eval(HAND_OFF, 1, keyOf(conversationId), holder, String(QUEUED_MS));

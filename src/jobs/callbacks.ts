@@ -66,6 +66,9 @@ export async function handleCallback(ctx: HubContext, token: string, rawBody: un
   const body = parseCallbackBody(rawBody);
   // What a commit owes is asked for right after it; refuse now rather than accept what cannot be queued soon.
   if (!ctx.queues.isReady()) throw new UnavailableError("queue");
+  if (ctx.backlog.size() > ctx.config.callbackBacklogLimit) {
+    throw new HubError(503, "overloaded", "too much is waiting to be delivered; retry later", undefined, 5000);
+  }
   const sql = ctx.ingestSql;
   if ("result" in body) return handleResult(ctx, jobId, claim.tool, body);
 
