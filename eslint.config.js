@@ -3,7 +3,7 @@ import globals from "globals";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["node_modules/", "src/generated/", "data/", "test-artifacts/"] },
+  { ignores: ["node_modules/", "src/generated/", "dist/", "data/", "test-artifacts/"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -42,20 +42,32 @@ while (!sockets.every((socket) => socket.connected)) {
 
 let seq = 0;
 const total = plan.events.reduce((sum, event) => sum + event.length, 0);
+/** Final outcomes after the retries a backend written from the guide makes (5 tries, backing off). */
+const outcomes: Record<string, number> = {};
+let lost = 0;
 const post = (url: string) => {
   const mine = ++seq;
   postedAt.set(mine, now());
-  fetch(url, {
-    method: "POST",
-    headers: { "Content-Type": "application/json" },
-    body: JSON.stringify({ result: "ok", message: `r:${mine}` }),
-  })
-    .then(async (res) => {
-      answers[res.status] = (answers[res.status] ?? 0) + 1;
-      if (res.status >= 500 && !answers[`first ${res.status}`])
-        answers[`first ${res.status}`] = (await res.text()) as never;
-    })
-    .catch(() => (answers.network = (answers.network ?? 0) + 1));
+  const body = JSON.stringify({ result: "ok", message: `r:${mine}` });
+  void (async () => {
+    for (let attempt = 1; ; attempt++) {
+      const status = await fetch(url, { method: "POST", headers: { "Content-Type": "application/json" }, body })
+        .then(async (res) => (await res.arrayBuffer(), String(res.status)))
+        .catch(() => "network");
+      if (attempt === 1) answers[status] = (answers[status] ?? 0) + 1;
+      const retry = status === "network" || status === "429" || status.startsWith("5");
+      if (!retry || attempt === 5) {
+        outcomes[status] = (outcomes[status] ?? 0) + 1;
+        if (status !== "200") {
+          // Never accepted: not waited for.
+          postedAt.delete(mine);
+          lost += 1;
+        }
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1000 * 2 ** (attempt - 1)));
+    }
+  })();
 };
 
 const t0 = now();
@@ -72,7 +84,7 @@ await new Promise<void>((resolve) => {
 });
 const postingSeconds = (now() - t0) / 1000;
 const deadline = now() + Number(process.env.BENCH_DRAIN_MS ?? 30_000);
-while (received < total && now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+while (received + lost < total && now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
 const elapsed = (now() - t0) / 1000;
 latencies.sort((a, b) => a - b);
 const q = (p: number) =>
@@ -82,6 +94,7 @@ console.log(
     sent: total,
     received,
     answers,
+    outcomes,
     postingSeconds: +postingSeconds.toFixed(2),
     rate: +(received / elapsed).toFixed(1),
     p50: q(0.5),

@@ -119,8 +119,10 @@ try {
       : {}),
   });
   console.log(
-    "hub callback answers:",
+    "hub callback answers (first try):",
     JSON.stringify(hubFigures.answers),
+    "after the backend's retries:",
+    JSON.stringify(hubFigures.outcomes),
     ` hub RSS ${rssBefore} → ${String(hubFigures.rssAfterMb)} MB; CPU seconds while loaded:`,
     JSON.stringify(hubFigures.cpuSeconds),
   );

@@ -1,6 +1,13 @@
 #!/usr/bin/env node
-// Runs the TypeScript sources directly (no build step): `hub tools check`, `hub conversation show <id>`.
-import { register } from "tsx/esm/api";
+// The `hub` command: the compiled CLI (built on install and by `npm start`), or the TypeScript sources when
+// no build is there (a checkout where nothing was built yet).
+import { existsSync } from "node:fs";
 
-register();
-await import("../src/cli/hub.ts");
+const compiled = new URL("../dist/cli/hub.js", import.meta.url);
+if (existsSync(compiled)) {
+  await import(compiled.href);
+} else {
+  const { register } = await import("tsx/esm/api");
+  register();
+  await import("../src/cli/hub.ts");
+}

@@ -130,7 +130,8 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
     server = createServer(createApp(ctx));
     realtime.io.attach(server);
     attachWidgetNamespace(ctx);
-    server.listen(config.port, config.host);
+    // A deep accept queue: a burst of callbacks waits to be accepted rather than being reset.
+    server.listen({ port: config.port, host: config.host, backlog: 4096 });
     await once(server, "listening");
     const { port } = server.address() as AddressInfo;
     url = `http://${config.host === "0.0.0.0" ? "127.0.0.1" : config.host}:${port}`;

@@ -8,7 +8,6 @@
   const STORE = "cdh-console:";
   const REFRESH_DEBOUNCE_MS = 150;
   // Some changes reach no event (read receipts, entries released by a hand-back): re-read now and then.
-  const SAFETY_REFRESH_MS = 20000;
   const ROLE_LABEL = {
     user: "Person",
     agent: "Agent",
@@ -68,7 +67,6 @@
     busy: false,
   };
   let socket = null;
-  let safetyTimer;
 
   // ---------------------------------------------------------------- storage
 
@@ -676,16 +674,9 @@
       listRefresh.schedule();
       if (payload && payload.conversationId === state.selectedId) timelineRefresh.schedule();
     });
-    clearInterval(safetyTimer);
-    safetyTimer = setInterval(() => {
-      if (document.visibilityState !== "visible") return;
-      listRefresh.schedule(0);
-      timelineRefresh.schedule(0);
-    }, SAFETY_REFRESH_MS);
   }
 
   function disconnect() {
-    clearInterval(safetyTimer);
     if (!socket) return;
     const old = socket;
     socket = null;

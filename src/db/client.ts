@@ -6,11 +6,10 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
-import { PrismaPGlite } from "pglite-prisma-adapter";
 import { PrismaClient } from "../generated/prisma/client.js";
 import { acquireDataLock } from "./data-lock.js";
-import { openDurablePglite } from "./durable-pglite.js";
-import { applyMigrations } from "./migrations.js";
+import { pendingMigrations } from "./pending-migrations.js";
+import { runMigrations } from "./run-migrations.js";
 import { pgliteSql, poolSql, type Sql } from "./sql.js";
 
 export type Db = PrismaClient;
@@ -32,51 +31,53 @@ export interface Database {
   close(): Promise<void>;
 }
 
-/** A pool of its own, closed right after: the schema engine's advisory lock lives on its connection. */
-async function migratePostgres(databaseUrl: string): Promise<string[]> {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
-  try {
-    return await applyMigrations(new PrismaPg(pool));
-  } finally {
-    await pool.end();
-  }
-}
-
 export async function openDatabase(options: {
   databaseUrl: string | undefined;
   dataDir: string;
-  /** Apply pending migrations first (the hub does; a read-only command need not load the engine). */
+  /** Apply pending migrations first (the hub does; a read-only command need not). */
   migrate?: boolean;
   /** Who holds the embedded database's folder, in words, for a second process's refusal ("a hub"). */
   holder?: string;
 }): Promise<Database> {
   const migrate = options.migrate ?? true;
   if (options.databaseUrl) {
-    const appliedMigrations = migrate ? await migratePostgres(options.databaseUrl) : [];
     // The hot statements are prepared (sql.ts); their plans do not depend on the values: keep them.
     const settings = { options: "-c plan_cache_mode=force_generic_plan" };
     const pool = new pg.Pool({ connectionString: options.databaseUrl, max: POOL_SIZE, ...settings });
     const ingestPool = new pg.Pool({ connectionString: options.databaseUrl, max: INGEST_POOL_SIZE, ...settings });
     // An idle connection the server dropped must not end the process; the next query reconnects.
     for (const each of [pool, ingestPool]) each.on("error", () => undefined);
-    const db = new PrismaClient({ adapter: new PrismaPg(pool) });
-    return {
-      db,
-      sql: poolSql(pool),
-      ingestSql: poolSql(ingestPool),
-      kind: "postgresql",
-      appliedMigrations,
-      close: async () => {
-        await db.$disconnect();
-        await Promise.all([pool.end(), ingestPool.end()]);
-      },
-    };
+    const sql = poolSql(pool);
+    try {
+      const appliedMigrations =
+        migrate && (await pendingMigrations(sql)).length > 0
+          ? await runMigrations({ kind: "postgresql", url: options.databaseUrl })
+          : [];
+      const db = new PrismaClient({ adapter: new PrismaPg(pool) });
+      return {
+        db,
+        sql,
+        ingestSql: poolSql(ingestPool),
+        kind: "postgresql",
+        appliedMigrations,
+        close: async () => {
+          await db.$disconnect();
+          await Promise.all([pool.end(), ingestPool.end()]);
+        },
+      };
+    } catch (error) {
+      await Promise.all([pool.end(), ingestPool.end()]).catch(() => undefined);
+      throw error;
+    }
   }
   const dir = path.join(options.dataDir, "pglite");
   mkdirSync(dir, { recursive: true });
   // Throws DataLockError (one sentence naming the folder and its holder) when another process has it.
   const lock = await acquireDataLock(options.dataDir, options.holder ?? "a hub");
-  const pglite = openDurablePglite(dir);
+  // Loaded only for the embedded database: a hub on PostgreSQL never holds PGlite in memory.
+  const { openDurablePglite } = await import("./durable-pglite.js");
+  const { PrismaPGlite } = await import("pglite-prisma-adapter");
+  let pglite = openDurablePglite(dir);
   const close = async (db?: Db) => {
     try {
       await db?.$disconnect();
@@ -89,9 +90,14 @@ export async function openDatabase(options: {
     }
   };
   try {
-    const adapter = new PrismaPGlite(pglite);
-    const appliedMigrations = migrate ? await applyMigrations(adapter) : [];
-    const db = new PrismaClient({ adapter });
+    let appliedMigrations: string[] = [];
+    if (migrate && (await pendingMigrations(pgliteSql(pglite))).length > 0) {
+      // The folder has one user at a time: the migration opens it on its own, then the hub opens it again.
+      await pglite.close();
+      appliedMigrations = await runMigrations({ kind: "embedded", dir });
+      pglite = openDurablePglite(dir);
+    }
+    const db = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
     const sql = pgliteSql(pglite);
     // One connection in all: PGlite serves one client at a time, so callbacks share it.
     return { db, sql, ingestSql: sql, kind: "embedded", appliedMigrations, close: () => close(db) };

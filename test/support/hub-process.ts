@@ -23,9 +23,17 @@ export interface HubProcess {
   stop(): Promise<number | null>;
 }
 
-export function spawnHub(env: Record<string, string | undefined>, cwd = root): HubProcess {
+/** The compiled hub (`npm start` runs it), built on install. */
+export const compiledMain = path.join(root, "dist/main.js");
+
+export function spawnHub(
+  env: Record<string, string | undefined>,
+  cwd = root,
+  options: { compiled?: boolean } = {},
+): HubProcess {
   const { PATH, HOME } = process.env;
-  const child = spawn(process.execPath, ["--import", tsxLoader, mainScript], {
+  const args = options.compiled ? ["--enable-source-maps", compiledMain] : ["--import", tsxLoader, mainScript];
+  const child = spawn(process.execPath, args, {
     cwd,
     env: { PATH, HOME, ...env },
     stdio: ["ignore", "pipe", "pipe"],

@@ -1,0 +1,47 @@
+// `npm run bench:idle`: what an idle hub process holds, and what N connected widgets cost it. The hub runs
+// compiled in a process of its own on PostgreSQL and Redis; N widgets connect at once from a separate
+// process; the floor's idle.mjs runs with the same N in the same run.
+//   npm run bench:idle -- --widgets 10000 [--no-floor]
+import { writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { floorScript, pool, runJson, startBenchBackend, startBenchHub, withFloor } from "./support/bench-hub.js";
+
+const { values } = parseArgs({
+  options: { widgets: { type: "string", default: "10000" }, "no-floor": { type: "boolean", default: false } },
+});
+const N = Number(values.widgets);
+const backend = await startBenchBackend();
+const hub = await startBenchHub(backend.url);
+let hubFigures: Record<string, unknown>;
+try {
+  await new Promise((resolve) => setTimeout(resolve, 5000)); // settled after start-up
+  const idleRssMb = hub.rssMb();
+  const tokens: string[] = [];
+  await pool(
+    Array.from({ length: N }, (_, i) => i),
+    50,
+    async () => {
+      const res = await fetch(`${hub.url}/widget/sessions`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: "{}",
+      });
+      tokens.push(((await res.json()) as { token: string }).token);
+    },
+  );
+  const tokensFile = path.join(tmpdir(), `bench-idle-${process.pid}.json`);
+  writeFileSync(tokensFile, JSON.stringify(tokens));
+  const connect = await runJson("bench/idle-client.ts", [tokensFile, hub.url, String(hub.process.child.pid)]);
+  hubFigures = { idleRssMb, ...connect };
+} finally {
+  await hub.stop();
+  await backend.stop();
+}
+const floor = values["no-floor"]
+  ? undefined
+  : await withFloor((url) => runJson(floorScript("idle.mjs"), [], { URL: url, N: String(N) }));
+console.log(`\nidle: ${N} widgets connecting at once`);
+console.table({ hub: hubFigures, ...(floor ? { floor } : {}) });
+console.log(JSON.stringify({ N, hub: hubFigures, floor }));
