@@ -4,7 +4,6 @@ import type { ChannelAdapter } from "./delivery/channel-port.js";
 import type { VisitorLimits } from "./channels/widget/visitor-limits.js";
 import type { Config } from "./config.js";
 import type { Channel } from "./delivery/channel-port.js";
-import type { Db } from "./db/client.js";
 import type { Sql } from "./db/sql.js";
 import type { Changes } from "./delivery/changes.js";
 import type { DeliveryState } from "./delivery/delivery-state.js";
@@ -19,9 +18,7 @@ import type { ToolRegistry } from "./tools/load-tools.js";
 
 export interface HubContext {
   config: Config;
-  /** Prisma, for the paths where its convenience costs nothing that matters. */
-  db: Db;
-  /** Single statements for the hot paths (src/db/sql.ts), on the same connections as `db`. */
+  /** The store (src/db/sql.ts): single statements on the database's connections. */
   sql: Sql;
   /** Connections of their own for callbacks and webhooks: results commit whatever else holds the rest. */
   ingestSql: Sql;

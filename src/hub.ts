@@ -94,7 +94,6 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
   const backlog = backlogMeter(turns, queues.turns);
   const ctx: HubContext = {
     config,
-    db: database.db,
     sql: database.sql,
     ingestSql: database.ingestSql,
     delivery: deliveryState(database.sql, changes, now),

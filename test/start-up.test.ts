@@ -62,6 +62,19 @@ describe("starting the hub", () => {
     expect(await second.exited).toBe(0);
   }, 120_000); // two cold starts of the embedded database
 
+  it("npm start's compiled hub starts with no configuration, migrating the embedded database in a process of its own", async () => {
+    const cwd = mkdtempSync(path.join(tmpdir(), "hub-compiled-"));
+    const hub = spawnHub(bareEnv(), cwd, { compiled: true });
+    children.push(hub);
+    await hub.waitFor("chat-delivery-hub is running");
+    const ready = await fetch(`${hub.url()}/readyz`);
+    expect(await ready.json()).toEqual({ ok: true, database: true, redis: true });
+    // The migrations ran in a child process that is gone: no schema engine left in the hub.
+    expect(hub.output().stdout).toContain("chat-delivery-hub is running");
+    hub.child.kill("SIGTERM");
+    expect(await hub.exited).toBe(0);
+  }, 120_000);
+
   it("says clearly that Redis is not answering, and how to start one, and exits non-zero", async () => {
     const cwd = mkdtempSync(path.join(tmpdir(), "hub-noredis-"));
     const hub = run(cwd, bareEnv({ REDIS_URL: "redis://127.0.0.1:1" }));

@@ -49,7 +49,7 @@ describe("visitor limits", () => {
   });
 
   it("refuses a fourth socket on one conversation, and connections past the per-address limit", async () => {
-    const session = await hub.ctx.db.conversation.findFirstOrThrow({ where: { account: "widget" } });
+    const session = await hub.db.conversation.findFirstOrThrow({ where: { account: "widget" } });
     const { createWidgetToken } = await import("../src/channels/widget/widget-token.js");
     const token = createWidgetToken(hub.config.secrets.callbackSecret, session.id, session.contact);
     for (let i = 0; i < 3; i++) clients.push(await WidgetClient.connect(hub.url, { token }));

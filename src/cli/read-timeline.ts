@@ -67,7 +67,7 @@ async function readDirectly(config: Config, id: string, noHub: string): Promise<
     throw error;
   }
   try {
-    return await conversationTimeline({ db: database.db, now: () => new Date() }, id);
+    return await conversationTimeline({ sql: database.sql, now: () => new Date() }, id);
   } catch (error) {
     if (error instanceof HubError && error.status === 404) return undefined;
     throw error;

@@ -3,7 +3,8 @@
 import type { HubContext } from "../context.js";
 import { conversationView, getConversation, type ConversationView } from "../conversations/conversations.js";
 import { messageView, type MessageView } from "../conversations/timeline.js";
-import type { Prisma } from "../generated/prisma/client.js";
+import { messageFromJson, type ConversationRow, type MessageRow } from "../delivery/rows.js";
+import type { JobRow } from "../jobs/job-store.js";
 import { jobView, type JobView } from "../jobs/job-view.js";
 
 export interface ConversationFilter {
@@ -21,48 +22,27 @@ export interface ConversationSummary extends ConversationView {
 }
 
 export async function listConversations(ctx: HubContext, filter: ConversationFilter): Promise<ConversationSummary[]> {
-  const where: Prisma.ConversationWhereInput = {
-    ...(filter.channel ? { channel: filter.channel } : {}),
-    ...(filter.control ? { control: filter.control } : {}),
-    AND: [
-      ...(filter.held ? [{ messages: { some: { status: "held" } } }] : []),
-      ...(filter.waiting ? [{ messages: { some: { status: "awaiting_reply" } } }] : []),
-    ],
-  };
-  const conversations = await ctx.db.conversation.findMany({
-    where,
-    orderBy: { updatedAt: "desc" },
-    take: filter.limit,
-  });
-  const ids = conversations.map((c) => c.id);
-  const [held, waiting, last] = await Promise.all([
-    ctx.db.message.groupBy({
-      by: ["conversationId"],
-      where: { conversationId: { in: ids }, status: "held" },
-      _count: true,
-    }),
-    ctx.db.message.groupBy({
-      by: ["conversationId"],
-      where: { conversationId: { in: ids }, status: "awaiting_reply" },
-      _count: true,
-    }),
-    ctx.db.message.findMany({
-      where: { conversationId: { in: ids }, role: { in: ["user", "agent", "human"] } },
-      orderBy: { seq: "desc" },
-      distinct: ["conversationId"],
-    }),
-  ]);
-  const count = (rows: { conversationId: string; _count: number }[], id: string) =>
-    rows.find((row) => row.conversationId === id)?._count ?? 0;
-  return conversations.map((conversation) => {
-    const lastMessage = last.find((message) => message.conversationId === conversation.id);
-    return {
-      ...conversationView(conversation, ctx.now()),
-      held: count(held, conversation.id),
-      waiting: count(waiting, conversation.id),
-      lastMessage: lastMessage ? messageView(lastMessage) : null,
-    };
-  });
+  const rows = await ctx.sql.query<
+    ConversationRow & { held: string; waiting: string; lastMessage: Record<string, unknown> | null }
+  >(
+    `SELECT c.*, counts.held, counts.waiting,
+       (SELECT row_to_json(m) FROM "Message" m WHERE m."conversationId" = c.id AND m.role IN ('user', 'agent', 'human')
+        ORDER BY m.seq DESC LIMIT 1) AS "lastMessage"
+     FROM "Conversation" c,
+       LATERAL (SELECT count(*) FILTER (WHERE status = 'held') AS held,
+                       count(*) FILTER (WHERE status = 'awaiting_reply') AS waiting
+                FROM "Message" WHERE "conversationId" = c.id AND status IN ('held', 'awaiting_reply')) counts
+     WHERE ($1::text IS NULL OR c.channel = $1) AND ($2::text IS NULL OR c.control = $2)
+       AND (NOT $3::boolean OR counts.held > 0) AND (NOT $4::boolean OR counts.waiting > 0)
+     ORDER BY c."updatedAt" DESC LIMIT $5`,
+    [filter.channel ?? null, filter.control ?? null, filter.held === true, filter.waiting === true, filter.limit],
+  );
+  return rows.map((row) => ({
+    ...conversationView(row, ctx.now()),
+    held: Number(row.held),
+    waiting: Number(row.waiting),
+    lastMessage: row.lastMessage ? messageView(messageFromJson(row.lastMessage)) : null,
+  }));
 }
 
 export interface ConversationTimeline {
@@ -74,23 +54,32 @@ export interface ConversationTimeline {
 
 /** Needs only the database and the clock, so `hub conversation show` can read it without a running hub. */
 export async function conversationTimeline(
-  ctx: Pick<HubContext, "db" | "now">,
+  ctx: Pick<HubContext, "sql" | "now">,
   conversationId: string,
 ): Promise<ConversationTimeline> {
-  const conversation = await getConversation(ctx.db, conversationId);
+  const conversation = await getConversation(ctx.sql, conversationId);
   const [messages, jobs] = await Promise.all([
-    ctx.db.message.findMany({ where: { conversationId: conversation.id }, orderBy: { seq: "asc" }, take: 1000 }),
-    ctx.db.job.findMany({
-      where: { conversationId: conversation.id },
-      orderBy: { createdAt: "asc" },
-      include: { progress: { orderBy: { seq: "asc" } } },
-    }),
+    ctx.sql.query<MessageRow>(`SELECT * FROM "Message" WHERE "conversationId" = $1::uuid ORDER BY seq LIMIT 1000`, [
+      conversation.id,
+    ]),
+    ctx.sql.query<JobRow & { progress: { text: string; notify: boolean; createdAt: string }[] }>(
+      `SELECT j.*, (SELECT coalesce(json_agg(json_build_object('text', p.text, 'notify', p.notify,
+                      'createdAt', p."createdAt") ORDER BY p.seq), '[]') FROM "JobProgress" p WHERE p."jobId" = j.id)
+                   AS progress
+       FROM "Job" j WHERE j."conversationId" = $1::uuid ORDER BY j."createdAt"`,
+      [conversation.id],
+    ),
   ]);
   const views = messages.map(messageView);
   return {
     conversation: conversationView(conversation, ctx.now()),
     messages: views,
     held: views.filter((message) => message.status === "held"),
-    jobs: jobs.map((job) => jobView(job, job.progress)),
+    jobs: jobs.map((job) =>
+      jobView(
+        job,
+        job.progress.map((entry) => ({ ...entry, createdAt: new Date(`${entry.createdAt}Z`) })),
+      ),
+    ),
   };
 }

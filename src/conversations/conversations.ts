@@ -1,6 +1,5 @@
 // Conversations: created by the agent runtime, widget sessions or inbound webhooks; one per (channel, account, contact).
 import { randomUUID } from "node:crypto";
-import type { Db } from "../db/client.js";
 import type { SqlQuery } from "../db/sql.js";
 import { notFound } from "../errors.js";
 import type { Conversation } from "../generated/prisma/client.js";
@@ -68,8 +67,10 @@ export async function conversationExists(sql: SqlQuery, id: string): Promise<boo
   return (await sql.query(`SELECT 1 FROM "Conversation" WHERE id = $1::uuid`, [id])).length > 0;
 }
 
-export async function getConversation(db: Db, id: string): Promise<Conversation> {
-  const conversation = isUuid(id) ? await db.conversation.findUnique({ where: { id } }) : null;
+export async function getConversation(sql: SqlQuery, id: string): Promise<ConversationRow> {
+  const [conversation] = isUuid(id)
+    ? await sql.query<ConversationRow>(`SELECT * FROM "Conversation" WHERE id = $1::uuid`, [id])
+    : [];
   if (!conversation) throw notFound("conversation");
   return conversation;
 }

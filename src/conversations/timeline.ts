@@ -1,6 +1,6 @@
 // The conversation's timeline: every entry (user, agent, human, tool-call, tool-result, template, progress).
-import type { Db } from "../db/client.js";
-import type { Message } from "../generated/prisma/client.js";
+import type { SqlQuery } from "../db/sql.js";
+import type { MessageRow } from "../delivery/rows.js";
 
 export interface MessageView {
   id: string;
@@ -18,7 +18,7 @@ export interface MessageView {
 
 /** A message as Prisma or the delivery core reads it. */
 type AnyMessage = Pick<
-  Message,
+  MessageRow,
   | "id"
   | "conversationId"
   | "role"
@@ -47,24 +47,21 @@ export function messageView(message: AnyMessage): MessageView {
   };
 }
 
-/** Messages after `afterId` (exclusive) in timeline order. */
+/** Messages after `afterId` (exclusive) in timeline order; none after an id the conversation does not have. */
 export async function listMessages(
-  db: Db,
+  sql: SqlQuery,
   conversationId: string,
   options: { afterId?: string | undefined; limit: number },
-): Promise<Message[]> {
-  let afterSeq: bigint | undefined;
-  if (options.afterId) {
-    const anchor = await db.message.findFirst({
-      where: { id: options.afterId, conversationId },
-      select: { seq: true },
-    });
-    afterSeq = anchor?.seq;
-    if (anchor === null) return [];
+): Promise<MessageRow[]> {
+  if (!options.afterId) {
+    return sql.query<MessageRow>(`SELECT * FROM "Message" WHERE "conversationId" = $1::uuid ORDER BY seq LIMIT $2`, [
+      conversationId,
+      options.limit,
+    ]);
   }
-  return db.message.findMany({
-    where: { conversationId, ...(afterSeq !== undefined ? { seq: { gt: afterSeq } } : {}) },
-    orderBy: { seq: "asc" },
-    take: options.limit,
-  });
+  return sql.query<MessageRow>(
+    `SELECT m.* FROM "Message" m, (SELECT seq FROM "Message" WHERE id = $2::uuid AND "conversationId" = $1::uuid) anchor
+     WHERE m."conversationId" = $1::uuid AND m.seq > anchor.seq ORDER BY m.seq LIMIT $3`,
+    [conversationId, options.afterId, options.limit],
+  );
 }

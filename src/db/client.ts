@@ -13,14 +13,13 @@ import { runMigrations } from "./run-migrations.js";
 import { pgliteSql, poolSql, type Sql } from "./sql.js";
 
 export type Db = PrismaClient;
-/** The client handed to a function running inside `db.$transaction(async (tx) => …)`. */
-export type Tx = Parameters<Parameters<PrismaClient["$transaction"]>[0]>[0];
 
 /** Connections for everything but callbacks and webhooks, and for those alone. */
 const POOL_SIZE = 20;
 const INGEST_POOL_SIZE = 8;
 
 export interface Database {
+  /** Prisma over the same connections, for tests and tools; the hub itself reads and writes through `sql`. */
   db: Db;
   /** Single statements on the same connections as `db` (see sql.ts). */
   sql: Sql;

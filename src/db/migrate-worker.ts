@@ -1,6 +1,5 @@
-// Applies pending migrations in a worker thread: the schema engine (WebAssembly, tens of MB) lives and dies
-// with the thread, so the hub does not keep it in memory after migrating.
-import { parentPort, workerData } from "node:worker_threads";
+// Applies pending migrations in a process of its own: the schema engine (WebAssembly, tens of MB) lives and
+// dies with that process — all of its memory goes back when it exits, which a worker thread's does not.
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import { PrismaPGlite } from "pglite-prisma-adapter";
@@ -27,10 +26,12 @@ async function migrate(target: MigrateTarget): Promise<string[]> {
   }
 }
 
-if (parentPort) {
-  migrate(workerData as MigrateTarget).then(
-    (applied) => parentPort!.postMessage({ applied }),
-    (error: unknown) => parentPort!.postMessage({ error: error instanceof Error ? error.message : String(error) }),
+// Run as a child process: the target comes as the one argument, the answer goes back as a message.
+if (process.send && process.argv[2] === "--migrate") {
+  migrate(JSON.parse(process.argv[3] ?? "{}") as MigrateTarget).then(
+    (applied) => process.send!({ applied }, () => process.exit(0)),
+    (error: unknown) =>
+      process.send!({ error: error instanceof Error ? error.message : String(error) }, () => process.exit(1)),
   );
 }
 

@@ -1,7 +1,6 @@
-// Applies the pending migrations of a database. Compiled (production), in a worker thread, so that the
-// schema engine's memory goes with the thread; from the TypeScript sources (development, tests), in this
-// thread, where a worker could not load them.
-import { Worker } from "node:worker_threads";
+// Applies the pending migrations of a database. Compiled (production), in a child process, so that the
+// schema engine's memory goes with it; from the TypeScript sources (development, tests), in this process.
+import { fork } from "node:child_process";
 import type { MigrateTarget } from "./migrate-worker.js";
 
 const compiled = import.meta.url.endsWith(".js");
@@ -12,13 +11,18 @@ export async function runMigrations(target: MigrateTarget): Promise<string[]> {
     return migrate(target);
   }
   return new Promise((resolve, reject) => {
-    const worker = new Worker(new URL("./migrate-worker.js", import.meta.url), { workerData: target });
-    worker.once("message", (answer: { applied?: string[]; error?: string }) =>
-      answer.error ? reject(new Error(answer.error)) : resolve(answer.applied ?? []),
-    );
-    worker.once("error", reject);
-    worker.once("exit", (code) => {
-      if (code !== 0) reject(new Error(`the migration worker exited with ${code}`));
+    const child = fork(new URL("./migrate-worker.js", import.meta.url), ["--migrate", JSON.stringify(target)], {
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
+    });
+    let answered = false;
+    child.once("message", (answer: { applied?: string[]; error?: string }) => {
+      answered = true;
+      if (answer.error) reject(new Error(answer.error));
+      else resolve(answer.applied ?? []);
+    });
+    child.once("error", reject);
+    child.once("exit", (code) => {
+      if (!answered) reject(new Error(`the migration process exited with ${code} before answering`));
     });
   });
 }

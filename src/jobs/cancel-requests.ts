@@ -4,6 +4,15 @@ import type { Job as QueueJob } from "bullmq";
 import type { HubContext } from "../context.js";
 import { renderCancelRequest } from "../tools/render-request.js";
 import { callBackend } from "./backend-call.js";
+import { readJob } from "./job-store.js";
+
+async function recordCancelRequest(ctx: HubContext, jobId: string, state: "sent" | "not_declared"): Promise<void> {
+  await ctx.sql.query(`UPDATE "Job" SET "cancelRequest" = $2, "updatedAt" = $3 WHERE id = $1::uuid`, [
+    jobId,
+    state,
+    ctx.now(),
+  ]);
+}
 
 const queueJobId = (jobId: string) => `cancel-${jobId}`;
 
@@ -32,18 +41,18 @@ export function cancelBackoff(ctx: HubContext): (attemptsMade: number) => number
 }
 
 export async function processCancelRequest(ctx: HubContext, queueJob: QueueJob<{ jobId: string }>): Promise<void> {
-  const job = await ctx.db.job.findUnique({ where: { id: queueJob.data.jobId } });
+  const job = await readJob(ctx.sql, queueJob.data.jobId);
   if (!job || job.cancelRequest !== "pending") return;
   const log = ctx.log.child({ conversation_id: job.conversationId, job_id: job.id, tool: job.tool });
   const tool = ctx.tools.get(job.tool);
   const request = tool && renderCancelRequest(tool, job.id, ctx.env);
   if (!request) {
-    await ctx.db.job.update({ where: { id: job.id }, data: { cancelRequest: "not_declared" } });
+    await recordCancelRequest(ctx, job.id, "not_declared");
     return;
   }
   const answer = await callBackend(request, {}, ctx.config.toolStartTimeoutMs);
   if (answer.ok && answer.status < 500) {
-    await ctx.db.job.update({ where: { id: job.id }, data: { cancelRequest: "sent" } });
+    await recordCancelRequest(ctx, job.id, "sent");
     log.info({ status: answer.status }, "cancel request delivered to the backend");
     return;
   }
@@ -54,7 +63,7 @@ export async function processCancelRequest(ctx: HubContext, queueJob: QueueJob<{
 
 /** Re-enqueues cancel requests still owed (the queue dedupes by job id). */
 export async function resendOwedCancelRequests(ctx: HubContext): Promise<number> {
-  const owed = await ctx.db.job.findMany({ where: { cancelRequest: "pending" }, select: { id: true }, take: 500 });
+  const owed = await ctx.sql.query<{ id: string }>(`SELECT id FROM "Job" WHERE "cancelRequest" = 'pending' LIMIT 500`);
   for (const job of owed) await enqueueCancelRequest(ctx, job.id);
   return owed.length;
 }

@@ -1,26 +1,41 @@
 // Reading jobs and cancelling one.
 import type { HubContext } from "../context.js";
-import { getConversation, isUuid } from "../conversations/conversations.js";
+import { conversationExists, isUuid } from "../conversations/conversations.js";
 import { HubError, notFound } from "../errors.js";
 import { endJob } from "./end-job.js";
+import type { JobRow } from "./job-store.js";
 import { jobView, type JobStatus, type JobView } from "./job-view.js";
 
+type ProgressJson = { text: string; notify: boolean; createdAt: string }[];
+const progressOf = (entries: ProgressJson) =>
+  entries.map((entry) => ({ ...entry, createdAt: new Date(`${entry.createdAt}Z`) }));
+
 export async function getJob(ctx: HubContext, jobId: string): Promise<JobView> {
-  const job = isUuid(jobId)
-    ? await ctx.db.job.findUnique({ where: { id: jobId }, include: { progress: { orderBy: { seq: "asc" } } } })
-    : null;
+  const [job] = isUuid(jobId)
+    ? await ctx.sql.query<JobRow & { progress: ProgressJson }>(
+        `SELECT j.*, (SELECT coalesce(json_agg(json_build_object('text', p.text, 'notify', p.notify,
+                        'createdAt', p."createdAt") ORDER BY p.seq), '[]') FROM "JobProgress" p WHERE p."jobId" = j.id)
+                     AS progress
+         FROM "Job" j WHERE j.id = $1::uuid`,
+        [jobId],
+      )
+    : [];
   if (!job) throw notFound("job");
-  return jobView(job, job.progress);
+  return jobView(job, progressOf(job.progress));
 }
 
+/** A conversation's jobs, each with its latest progress. */
 export async function listJobs(ctx: HubContext, conversationId: string, status?: JobStatus): Promise<JobView[]> {
-  await getConversation(ctx.db, conversationId);
-  const jobs = await ctx.db.job.findMany({
-    where: { conversationId, ...(status ? { status } : {}) },
-    orderBy: { createdAt: "asc" },
-    include: { progress: { orderBy: { seq: "desc" }, take: 1 } },
-  });
-  return jobs.map((job) => jobView(job, job.progress));
+  if (!(await conversationExists(ctx.sql, conversationId))) throw notFound("conversation");
+  const jobs = await ctx.sql.query<JobRow & { progress: ProgressJson }>(
+    `SELECT j.*, (SELECT coalesce(json_agg(json_build_object('text', p.text, 'notify', p.notify,
+                    'createdAt', p."createdAt")), '[]')
+                  FROM (SELECT * FROM "JobProgress" WHERE "jobId" = j.id ORDER BY seq DESC LIMIT 1) p) AS progress
+     FROM "Job" j WHERE j."conversationId" = $1::uuid AND ($2::text IS NULL OR j.status = $2)
+     ORDER BY j."createdAt"`,
+    [conversationId, status ?? null],
+  );
+  return jobs.map((job) => jobView(job, progressOf(job.progress)));
 }
 
 /** Cancels a running job: it ends as `cancelled`, the backend gets the tool's cancel request. */

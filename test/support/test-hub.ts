@@ -135,8 +135,9 @@ export class TestHub {
     return this.hub.ctx;
   }
 
+  /** Prisma over the hub's database, for the tests' own reads and writes. */
   get db() {
-    return this.hub.ctx.db;
+    return this.hub.database.db;
   }
 
   /** Stops every part of the hub and starts it again on the same database, Redis prefix and port. */

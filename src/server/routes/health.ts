@@ -17,7 +17,7 @@ export function healthRoutes(ctx: HubContext): Router {
     },
   );
   router.get("/readyz", async (_req, res) => {
-    const database = await ctx.db.$queryRaw`SELECT 1`.then(
+    const database = await ctx.sql.query("SELECT 1").then(
       () => true,
       () => false,
     );

@@ -47,20 +47,20 @@ export function v1Routes(ctx: HubContext): Router {
   });
 
   router.get("/conversations/:id", agentOnly, async (req, res) => {
-    const conversation = await getConversation(ctx.db, req.params.id as string);
+    const conversation = await getConversation(ctx.sql, req.params.id as string);
     res.json({ conversation: conversationView(conversation, ctx.now()) });
   });
 
   router.get("/conversations/:id/messages", agentOnly, async (req, res) => {
     const query = parseInput(messagesQuery, req.query);
-    const conversation = await getConversation(ctx.db, req.params.id as string);
-    const messages = await listMessages(ctx.db, conversation.id, { afterId: query.after, limit: query.limit });
+    const conversation = await getConversation(ctx.sql, req.params.id as string);
+    const messages = await listMessages(ctx.sql, conversation.id, { afterId: query.after, limit: query.limit });
     res.json({ messages: messages.map(messageView) });
   });
 
   router.post("/conversations/:id/messages", agentOnly, async (req, res) => {
     const body = parseInput(agentMessageBody, req.body);
-    const conversation = await getConversation(ctx.db, req.params.id as string);
+    const conversation = await getConversation(ctx.sql, req.params.id as string);
     const message = await postDirectMessage(ctx, conversation.id, "agent", body.text);
     res.status(201).json({ message: messageView(message) });
   });
