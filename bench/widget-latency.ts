@@ -98,7 +98,9 @@ console.log(`widgets connected: ${widgets}`);
 console.log(
   `callback→widget latency over ${latencies.length} results: p50 ${percentile(latencies, 50).toFixed(1)} ms, p95 ${percentile(latencies, 95).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms`,
 );
-console.log(`agent replies for those results: ${replies - repliesBefore} (results arriving together share one reply)`);
+console.log(
+  `agent replies for the ${delivered} sustained results: ${replies - repliesBefore} (results arriving together share one reply)`,
+);
 console.log(
   `sustained: ${delivered} results in ${(busyMs / 1000).toFixed(2)} s = ${(delivered / (busyMs / 1000)).toFixed(0)} results/s (posted ${widgets * JOBS_PER_CONVERSATION} at a time)`,
 );

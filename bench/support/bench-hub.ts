@@ -156,9 +156,12 @@ export async function runJson(
   return JSON.parse(line) as Record<string, unknown>;
 }
 
-/** The floor (../shared/floor): the same parts with nothing on top, on its own database. */
+/** Where the floor lives: a service of the same parts with nothing on top (its own server and load scripts). */
+const FLOOR_DIR = path.resolve(process.env.FLOOR_DIR ?? "../shared/floor");
+
+/** The floor: the same parts with nothing on top, on its own database. */
 export async function withFloor<T>(work: (url: string) => Promise<T>): Promise<T | undefined> {
-  const floorDir = path.resolve("../shared/floor");
+  const floorDir = FLOOR_DIR;
   const admin = new pg.Client({ connectionString: BASE_DATABASE_URL });
   await admin.connect();
   const exists = await admin.query("SELECT 1 FROM pg_database WHERE datname = 'floor'");
@@ -190,7 +193,7 @@ export async function withFloor<T>(work: (url: string) => Promise<T>): Promise<T
   }
 }
 
-export const floorScript = (name: string) => path.resolve("../shared/floor", name);
+export const floorScript = (name: string) => path.join(FLOOR_DIR, name);
 
 /** CPU seconds used so far by each kind of process on this machine (from /proc): hub, postgres, redis… */
 export function cpuByProcess(hubPid: number): Record<string, number> {

@@ -67,7 +67,7 @@ export function defineJobProtocolTests(database: "postgresql" | "embedded"): voi
       expect(running.body.jobs).toEqual([]);
     });
 
-    it("a result is committed with its timeline entry and one outbox item, then the duplicate is acknowledged", async () => {
+    it("a result is committed with its timeline entry and one turn input, then the duplicate is acknowledged", async () => {
       const conversation = await hub.conversation();
       const jobId = await startJob(conversation);
       const body = {
