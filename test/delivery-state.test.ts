@@ -1,0 +1,322 @@
+// Every transition of delivery state (src/delivery/delivery-state.ts), on the real PostgreSQL: what it
+// moves, what it must leave alone (the guards that keep a racing transition from undoing another), and the
+// one change event each publishes.
+import { randomUUID } from "node:crypto";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { createChanges, type Change } from "../src/delivery/changes.js";
+import { deliveryState, type DeliveryState } from "../src/delivery/delivery-state.js";
+import type { TurnInputRow } from "../src/delivery/rows.js";
+import { TestHub } from "./support/test-hub.js";
+
+describe("delivery state transitions", () => {
+  let hub: TestHub;
+  let state: DeliveryState;
+  const published: Change[] = [];
+  const at = new Date("2026-11-30T10:00:00Z");
+
+  beforeAll(async () => {
+    hub = await TestHub.start();
+    const changes = createChanges();
+    changes.subscribe((change) => published.push(change));
+    state = deliveryState(hub.ctx.sql, changes, () => at);
+  });
+  afterAll(async () => {
+    await hub?.stop();
+  });
+  beforeEach(() => {
+    published.length = 0;
+  });
+
+  async function conversation(fields: { channel?: string; control?: string; lastInboundAt?: Date } = {}) {
+    return hub.db.conversation.create({
+      data: { id: randomUUID(), channel: fields.channel ?? "web", contact: randomUUID(), ...fields },
+    });
+  }
+
+  /** An input with its timeline entry, as a callback or the person's message commits it. */
+  async function input(conversationId: string, inputState = "pending", kind = "tool_result"): Promise<TurnInputRow> {
+    const messageId = randomUUID();
+    await hub.db.message.create({
+      data: { id: messageId, conversationId, role: "tool_result", text: "found", status: inputState },
+    });
+    const row = await hub.db.turnInput.create({
+      data: {
+        id: randomUUID(),
+        conversationId,
+        key: `test:${randomUUID()}`,
+        kind,
+        messageId,
+        payload: {},
+        state: inputState,
+      },
+    });
+    return { ...row, seq: row.seq } as unknown as TurnInputRow;
+  }
+
+  const inputState = async (id: string) => (await hub.db.turnInput.findUniqueOrThrow({ where: { id } })).state;
+  const message = (id: string) => hub.db.message.findUniqueOrThrow({ where: { id } });
+  const changedIds = () =>
+    published.flatMap((change) => (change.type === "messages" ? change.messages : [])).map((m) => m.id);
+
+  it("holdInputs holds pending inputs and their entries while a human has the conversation, and nothing otherwise", async () => {
+    const human = await conversation({ control: "human" });
+    const held = await input(human.id);
+    expect(await state.holdInputs(human.id, [held])).toBe(true);
+    expect(await inputState(held.id)).toBe("held");
+    expect((await message(held.messageId!)).status).toBe("held");
+    expect(published).toHaveLength(1);
+    expect(changedIds()).toEqual([held.messageId]);
+
+    published.length = 0;
+    const agent = await conversation();
+    const kept = await input(agent.id);
+    expect(await state.holdInputs(agent.id, [kept])).toBe(false);
+    expect(await inputState(kept.id)).toBe("pending");
+    expect(published).toHaveLength(0);
+  });
+
+  it("supersedeProgress retires pending progress only", async () => {
+    const c = await conversation();
+    const progress = await input(c.id, "pending", "progress");
+    const answered = await input(c.id, "answered", "progress");
+    await state.supersedeProgress(c.id, [progress, answered]);
+    expect(await inputState(progress.id)).toBe("superseded");
+    expect(await inputState(answered.id)).toBe("answered");
+    expect(changedIds()).toEqual([progress.messageId]);
+  });
+
+  it("commitReply answers its inputs with the reply, or writes nothing when one was answered meanwhile", async () => {
+    const c = await conversation();
+    const a = await input(c.id);
+    const b = await input(c.id);
+    const turnId = randomUUID();
+    const committed = await state.commitReply({
+      conversationId: c.id,
+      turnId,
+      inputs: [a, b],
+      texts: ["one", "two"],
+      jobId: null,
+    });
+    if (committed === "superseded") throw new Error("expected a reply");
+    expect(committed.replies.map((reply) => [reply.text, reply.status])).toEqual([
+      ["one", "pending"],
+      ["two", "pending"],
+    ]);
+    const row = await hub.db.turnInput.findUniqueOrThrow({ where: { id: a.id } });
+    expect(row).toMatchObject({ state: "answered", turnId, replyId: committed.replies[0]!.id });
+    expect(published).toHaveLength(1);
+
+    published.length = 0;
+    const fresh = await input(c.id);
+    const again = await state.commitReply({
+      conversationId: c.id,
+      turnId: randomUUID(),
+      inputs: [fresh, a],
+      texts: ["late"],
+      jobId: null,
+    });
+    expect(again).toBe("superseded");
+    expect(await inputState(fresh.id)).toBe("pending");
+    expect(await hub.db.message.count({ where: { conversationId: c.id, text: "late" } })).toBe(0);
+    expect(published).toHaveLength(0);
+  });
+
+  it("recordDecision records the decision on the reply and its inputs; a guarded one is stale once the conversation changed", async () => {
+    const c = await conversation();
+    const a = await input(c.id);
+    const committed = await state.commitReply({
+      conversationId: c.id,
+      turnId: randomUUID(),
+      inputs: [a],
+      texts: ["hi"],
+      jobId: null,
+    });
+    if (committed === "superseded") throw new Error("expected a reply");
+    const reply = committed.replies[0]!;
+    published.length = 0;
+    const recorded = await state.recordDecision(reply, { status: "stored", decision: "stored", reason: "no_socket" });
+    expect(recorded).not.toBe("stale");
+    expect((await message(reply.id)).status).toBe("stored");
+    expect((await message(a.messageId!)).status).toBe("stored");
+    expect(published).toHaveLength(1);
+    expect(changedIds().sort()).toEqual([reply.id, a.messageId].sort());
+
+    // A read message is never moved back by a later decision.
+    await state.markRead(c.id, reply.id);
+    await state.recordDecision(reply, { status: "delivered", decision: "live", reason: null });
+    expect((await message(reply.id)).status).toBe("read");
+
+    // Decided on the agent's control, but a human took over meanwhile: stale, nothing written.
+    const b = await input(c.id);
+    const second = await state.commitReply({
+      conversationId: c.id,
+      turnId: randomUUID(),
+      inputs: [b],
+      texts: ["wait"],
+      jobId: null,
+    });
+    if (second === "superseded") throw new Error("expected a reply");
+    await hub.db.conversation.update({ where: { id: c.id }, data: { control: "human" } });
+    published.length = 0;
+    const stale = await state.recordDecision(
+      second.replies[0]!,
+      { status: "awaiting_reply", decision: "awaiting_reply", reason: "window_closed" },
+      { control: "agent", lastInboundAt: null },
+    );
+    expect(stale).toBe("stale");
+    expect((await message(second.replies[0]!.id)).status).toBe("pending");
+    expect(published).toHaveLength(0);
+  });
+
+  it("commitInbound records the person's message once, moves the window only forward and releases what waited for them", async () => {
+    const sentAt = new Date("2026-11-30T09:00:00Z");
+    const c = await conversation({ channel: "whatsapp", lastInboundAt: new Date("2026-11-28T09:00:00Z") });
+    const waiting = await input(c.id, "awaiting_reply");
+    const direct = await hub.db.message.create({
+      data: { id: randomUUID(), conversationId: c.id, role: "agent", text: "direct", status: "awaiting_reply" },
+    });
+    const turnReply = await hub.db.message.create({
+      data: {
+        id: randomUUID(),
+        conversationId: c.id,
+        role: "agent",
+        text: "composed",
+        status: "awaiting_reply",
+        turnId: randomUUID(),
+      },
+    });
+    const first = await state.commitInbound({
+      conversationId: c.id,
+      text: "hello",
+      externalId: `wamid.${randomUUID()}`,
+      sentAt,
+    });
+    expect(first.created).toBe(true);
+    expect(await inputState(waiting.id)).toBe("pending");
+    expect((await message(direct.id)).status).toBe("pending");
+    expect((await message(turnReply.id)).status).toBe("superseded");
+    expect((await hub.db.conversation.findUniqueOrThrow({ where: { id: c.id } })).lastInboundAt).toEqual(sentAt);
+    const inputs = await hub.db.turnInput.findMany({ where: { conversationId: c.id, kind: "user_message" } });
+    expect(inputs).toHaveLength(1);
+    expect(published).toHaveLength(1);
+
+    // Meta's retry of the same message: nothing new.
+    published.length = 0;
+    const retry = await state.commitInbound({
+      conversationId: c.id,
+      text: "hello",
+      externalId: first.message.externalId!,
+      sentAt,
+    });
+    expect(retry).toMatchObject({ created: false, message: { id: first.message.id } });
+    expect(await hub.db.turnInput.count({ where: { conversationId: c.id, kind: "user_message" } })).toBe(1);
+    expect(published).toHaveLength(0);
+
+    // An older message delivered late does not move the window back.
+    await state.commitInbound({
+      conversationId: c.id,
+      text: "older",
+      externalId: `wamid.${randomUUID()}`,
+      sentAt: new Date("2026-11-29T09:00:00Z"),
+    });
+    expect((await hub.db.conversation.findUniqueOrThrow({ where: { id: c.id } })).lastInboundAt).toEqual(sentAt);
+  });
+
+  it("releaseOnHandback gives the agent back its conversation, held inputs and a handback input; nothing when the agent has it", async () => {
+    const c = await conversation({ control: "human" });
+    await hub.db.conversation.update({ where: { id: c.id }, data: { humanAgent: { id: "h1", name: "Marta" } } });
+    const held = await input(c.id, "held");
+    const heldDirect = await hub.db.message.create({
+      data: { id: randomUUID(), conversationId: c.id, role: "agent", text: "direct", status: "held" },
+    });
+    const released = await state.releaseOnHandback(c.id);
+    expect(released).toMatchObject({ id: c.id, control: "agent", humanAgent: null });
+    expect(await inputState(held.id)).toBe("pending");
+    expect((await message(heldDirect.id)).status).toBe("pending");
+    const handback = await hub.db.turnInput.findMany({ where: { conversationId: c.id, kind: "handback" } });
+    expect(handback.map((row) => row.payload)).toEqual([{ by: "h1" }]);
+    expect(published).toHaveLength(1);
+
+    published.length = 0;
+    expect(await state.releaseOnHandback(c.id)).toBeUndefined();
+    expect(await hub.db.turnInput.count({ where: { conversationId: c.id, kind: "handback" } })).toBe(1);
+    expect(published).toHaveLength(0);
+  });
+
+  it("markDelivered moves only stored or live messages; markRead reads up to a message, and knows unknown ids", async () => {
+    const c = await conversation();
+    const make = (status: string) =>
+      hub.db.message.create({ data: { id: randomUUID(), conversationId: c.id, role: "agent", text: status, status } });
+    const stored = await make("stored");
+    const pending = await make("pending");
+    await state.markDelivered(c.id, [stored.id, pending.id]);
+    expect((await message(stored.id)).status).toBe("delivered");
+    expect((await message(pending.id)).status).toBe("pending");
+    expect(changedIds()).toEqual([stored.id]);
+
+    published.length = 0;
+    const later = await make("live");
+    expect(await state.markRead(c.id, stored.id)).toBe(true);
+    expect((await message(stored.id)).status).toBe("read");
+    expect((await message(later.id)).status).toBe("live");
+    expect(await state.markRead(c.id, randomUUID())).toBe(false);
+    expect(published).toHaveLength(1);
+  });
+
+  it("applyMetaStatus moves sent → delivered → read, never back; 131047 sends it again by the template path", async () => {
+    const c = await conversation({ channel: "whatsapp" });
+    const wamid = `wamid.${randomUUID()}`;
+    const sent = await hub.db.message.create({
+      data: { id: randomUUID(), conversationId: c.id, role: "agent", text: "hi", status: "sent", externalId: wamid },
+    });
+    const apply = (
+      status: "sent" | "delivered" | "read" | "failed",
+      rank: number,
+      error?: { code: number; title: string },
+    ) => state.applyMetaStatus({ externalId: wamid, status, rank, at, error });
+    expect(await apply("read", 3)).toMatchObject({ outcome: "applied" });
+    expect(await apply("delivered", 2)).toMatchObject({ outcome: "applied" });
+    expect((await message(sent.id)).status).toBe("read");
+    expect(published).toHaveLength(1);
+    expect(
+      await state.applyMetaStatus({ externalId: "wamid.unknown", status: "read", rank: 3, at, error: undefined }),
+    ).toEqual({
+      outcome: "unknown",
+    });
+
+    const wamid2 = `wamid.${randomUUID()}`;
+    const outside = await hub.db.message.create({
+      data: { id: randomUUID(), conversationId: c.id, role: "agent", text: "late", status: "sent", externalId: wamid2 },
+    });
+    const resend = await state.applyMetaStatus({
+      externalId: wamid2,
+      status: "failed",
+      rank: 4,
+      at,
+      error: { code: 131047, title: "Re-engagement message" },
+    });
+    expect(resend).toMatchObject({ outcome: "resend", conversationId: c.id });
+    expect(await message(outside.id)).toMatchObject({ status: "pending", externalId: null });
+    expect((await hub.db.conversation.findUniqueOrThrow({ where: { id: c.id } })).windowClosedAt).toEqual(at);
+  });
+
+  it("a template that failed fails what waited on it, and lets the next result try a template again", async () => {
+    const c = await conversation({ channel: "whatsapp" });
+    const waiting = await input(c.id, "awaiting_reply");
+    const wamid = `wamid.${randomUUID()}`;
+    await state.recordTemplate(c.id, { name: "results_ready", data: {}, externalId: wamid });
+    expect((await hub.db.conversation.findUniqueOrThrow({ where: { id: c.id } })).templateSentAt).toEqual(at);
+    published.length = 0;
+    const outcome = await state.applyMetaStatus({
+      externalId: wamid,
+      status: "failed",
+      rank: 4,
+      at,
+      error: { code: 132001, title: "Template does not exist" },
+    });
+    expect(outcome).toMatchObject({ outcome: "applied", failed: true });
+    expect(await inputState(waiting.id)).toBe("failed");
+    expect((await hub.db.conversation.findUniqueOrThrow({ where: { id: c.id } })).templateSentAt).toBeNull();
+    expect(published).toHaveLength(1);
+  });
+});
