@@ -6,7 +6,7 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import express from "express";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { FakeGraph } from "./support/fake-graph.js";
+import { FakeGraph, metaEnvFor } from "./support/fake-graph.js";
 
 const HOUR = 3_600_000;
 const SECRET = "app-secret-for-tests";
@@ -103,6 +103,11 @@ const waTemplate = (to: string, name = "results_ready") =>
   );
 const igText = (id: string, extra: Record<string, unknown> = {}, text = "Your results are ready.") =>
   call(igPath(), { recipient: { id }, message: { text }, ...extra }, graph.igToken);
+const fbPath = () => `/v21.0/${graph.pageId}/messages`;
+const fbText = (id: string, extra: Record<string, unknown> = {}, text = "Your results are ready.") =>
+  call(fbPath(), { recipient: { id }, messaging_type: "RESPONSE", message: { text }, ...extra }, graph.pageToken);
+const waTo = (recipient: { to: string } | { recipient: string }, body = "Your results are ready.") =>
+  call(waPath(), { messaging_product: "whatsapp", ...recipient, type: "text", text: { body } }, graph.waToken);
 
 function expectMetaError(result: { status: number; body: Record<string, any> }, status: number, code: number) {
   expect(result.status).toBe(status);
@@ -645,5 +650,457 @@ describe("fake Graph API: several phone numbers and accounts, batched webhooks",
     ).toEqual(ids);
     expect(entries[1].messaging[1]).toMatchObject({ sender: { id: SECOND_IG }, message: { text: "d", is_echo: true } });
     expect((await igText("9000000000000012")).status).toBe(200);
+  });
+});
+
+describe("fake Graph API: Messenger (Pages) sends", () => {
+  const PSID = "7000000000000001";
+
+  it("refuses a wrong token, and answers in Meta's success format on the Page's path and on me", async () => {
+    expectMetaError(await call(fbPath(), {}, graph.igToken), 401, 190);
+    expectMetaError(await call(fbPath(), {}, undefined), 401, 190);
+    expect(graph.rejected.map((r) => [r.channel, r.from, r.code])).toEqual([
+      ["messenger", graph.pageId, 190],
+      ["messenger", graph.pageId, 190],
+    ]);
+    await graph.messengerInbound(PSID, "hello");
+    expect(await fbText(PSID)).toEqual({
+      status: 200,
+      body: { recipient_id: PSID, message_id: expect.stringMatching(/^m_/) },
+    });
+    const viaMe = await call(
+      "/v21.0/me/messages",
+      { recipient: { id: PSID }, messaging_type: "UPDATE", message: { text: "again" } },
+      graph.pageToken,
+    );
+    expect(viaMe.status).toBe(200);
+    expect(graph.sent).toEqual([
+      {
+        channel: "messenger",
+        id: expect.stringMatching(/^m_/),
+        from: graph.pageId,
+        to: PSID,
+        type: "text",
+        text: "Your results are ready.",
+        at: expect.any(Number),
+      },
+      expect.objectContaining({ channel: "messenger", from: graph.pageId, to: PSID, text: "again" }),
+    ]);
+    // The Messenger Send API requires messaging_type (Instagram's fake defaults it).
+    expectMetaError(
+      await call(fbPath(), { recipient: { id: PSID }, message: { text: "hi" } }, graph.pageToken),
+      400,
+      100,
+    );
+    expectMetaError(
+      await call(fbPath(), { recipient: { id: PSID }, messaging_type: "RESPONSE" }, graph.pageToken),
+      400,
+      100,
+    );
+    expect(graph.attempts.every((attempt) => attempt.channel === "messenger")).toBe(true);
+  });
+
+  it("enforces the 24-hour window and the 7-day HUMAN_AGENT tag with code 10, subcode 2018278", async () => {
+    const humanAgent = { messaging_type: "MESSAGE_TAG", tag: "HUMAN_AGENT" };
+    const never = await fbText(PSID);
+    expectMetaError(never, 400, 10);
+    expect(never.body.error.error_subcode).toBe(2018278);
+    expect(never.body.error.message).toContain("This message is sent outside of allowed window.");
+
+    graph.setLastInbound("messenger", PSID, new Date(Date.now() - 23.9 * HOUR));
+    expect((await fbText(PSID)).status).toBe(200);
+    graph.setLastInbound("messenger", PSID, new Date(Date.now() - 24 * HOUR));
+    expectMetaError(await fbText(PSID), 400, 10);
+    expectMetaError(await fbText(PSID, { messaging_type: "UPDATE" }), 400, 10);
+    expectMetaError(await fbText(PSID, { messaging_type: "MESSAGE_TAG", tag: "ACCOUNT_UPDATE" }), 400, 100);
+    expectMetaError(await fbText(PSID, { messaging_type: "MESSAGE_TAG" }), 400, 100);
+    graph.setLastInbound("messenger", PSID, new Date(Date.now() - 6.9 * 24 * HOUR));
+    expect((await fbText(PSID, humanAgent)).status).toBe(200);
+    expect(graph.sent.at(-1)).toMatchObject({ channel: "messenger", tag: "HUMAN_AGENT" });
+    graph.setLastInbound("messenger", PSID, new Date(Date.now() - 7 * 24 * HOUR));
+    expectMetaError(await fbText(PSID, humanAgent), 400, 10);
+    expect(graph.rejected.map((r) => r.code)).toEqual([10, 10, 10, 100, 100, 10]);
+  });
+
+  it("refuses a text longer than 2000 characters with code 100", async () => {
+    await graph.messengerInbound(PSID, "hi");
+    expect((await fbText(PSID, {}, "😀".repeat(2000))).status).toBe(200);
+    expectMetaError(await fbText(PSID, {}, "x".repeat(2001)), 400, 100);
+    expect(graph.sent.map((m) => Array.from(m.text ?? "").length)).toEqual([2000]);
+  });
+
+  it("answers injected failures for a Messenger recipient in Graph's shapes, and only to that recipient", async () => {
+    await graph.messengerInbound(PSID, "hi");
+    await graph.messengerInbound("7000000000000002", "hi");
+    graph.failNext(PSID, 1, "429");
+    graph.failNext(PSID, 1, "5xx");
+    graph.errorNext(PSID, 1, 551);
+    expect((await fbText("7000000000000002")).status).toBe(200);
+    expectMetaError(await fbText(PSID), 429, 4);
+    expectMetaError(await fbText(PSID), 500, 2);
+    expectMetaError(await fbText(PSID), 400, 551);
+    expect((await fbText(PSID)).status).toBe(200);
+    expect(graph.rejected.map((r) => [r.channel, r.code, r.to])).toEqual([
+      ["messenger", 4, PSID],
+      ["messenger", 2, PSID],
+      ["messenger", 551, PSID],
+    ]);
+  });
+
+  it("posts messages, postbacks and echoes in Meta's shapes, signed; a postback opens the window", async () => {
+    const inbound = await graph.messengerInbound(PSID, "Olá / any news?");
+    expect(inbound.status).toBe(200);
+    const received = hub.last();
+    expect(received.signatureValid).toBe(true);
+    expect(received.raw).toContain("Ol\\u00e1 \\/ any news?");
+    expect(received.body).toEqual({
+      object: "page",
+      entry: [
+        {
+          id: graph.pageId,
+          time: expect.any(Number),
+          messaging: [
+            {
+              sender: { id: PSID },
+              recipient: { id: graph.pageId },
+              timestamp: expect.any(Number),
+              message: { mid: inbound.id, text: "Olá / any news?" },
+            },
+          ],
+        },
+      ],
+    });
+
+    const tapped = await graph.messengerPostback("7000000000000003", "See results", { payload: "SEE_RESULTS_42" });
+    expect(hub.last().signatureValid).toBe(true);
+    expect(hub.last().body.entry[0].messaging).toEqual([
+      {
+        sender: { id: "7000000000000003" },
+        recipient: { id: graph.pageId },
+        timestamp: expect.any(Number),
+        postback: { mid: tapped.id, title: "See results", payload: "SEE_RESULTS_42" },
+      },
+    ]);
+    await graph.messengerPostback("7000000000000003", "Get started");
+    expect(hub.last().body.entry[0].messaging[0].postback).toMatchObject({
+      title: "Get started",
+      payload: "GET_STARTED",
+    });
+    expect((await fbText("7000000000000003")).status).toBe(200);
+
+    const echo = await graph.messengerEcho(PSID, "we sent this", { appId: 1517776481860111 });
+    expect(hub.last().body.entry[0]).toEqual({
+      id: graph.pageId,
+      time: expect.any(Number),
+      messaging: [
+        {
+          sender: { id: graph.pageId },
+          recipient: { id: PSID },
+          timestamp: expect.any(Number),
+          message: { mid: echo.id, text: "we sent this", is_echo: true, app_id: 1517776481860111 },
+        },
+      ],
+    });
+    await graph.messengerEcho(PSID, "from the Page inbox");
+    expect(hub.last().body.entry[0].messaging[0].message).toEqual({
+      mid: expect.stringMatching(/^m_/),
+      text: "from the Page inbox",
+      is_echo: true,
+    });
+  });
+});
+
+describe("fake Graph API: several Pages, batched Messenger webhooks", () => {
+  const SECOND_PAGE = "100000000000002";
+
+  beforeEach(async () => {
+    await graph.stop();
+    graph = await new FakeGraph({ hubWebhookUrl: hub.url, otherPageIds: [SECOND_PAGE] }).start();
+  });
+
+  it("keeps one window per Page and person, and records the Page each send came from", async () => {
+    await graph.messengerInbound("7000000000000010", "to the second Page", { pageId: SECOND_PAGE });
+    expect(hub.last().body.entry[0]).toMatchObject({
+      id: SECOND_PAGE,
+      messaging: [{ sender: { id: "7000000000000010" }, recipient: { id: SECOND_PAGE } }],
+    });
+    expectMetaError(await fbText("7000000000000010"), 400, 10);
+    const fromSecond = await call(
+      `/v21.0/${SECOND_PAGE}/messages`,
+      { recipient: { id: "7000000000000010" }, messaging_type: "RESPONSE", message: { text: "hello" } },
+      graph.pageToken,
+    );
+    expect(fromSecond.status).toBe(200);
+    expect(graph.sent.map((m) => [m.channel, m.from, m.to])).toEqual([["messenger", SECOND_PAGE, "7000000000000010"]]);
+    expect(graph.rejected.map((r) => [r.from, r.code])).toEqual([[graph.pageId, 10]]);
+  });
+
+  it("gives each event an entry of its own, in one delivery, and opens each window", async () => {
+    const { ids, status } = await graph.messengerWebhook([
+      {
+        messaging: [
+          { from: "7000000000000011", text: "a" },
+          { from: "7000000000000012", postback: { title: "Yes", payload: "YES" } },
+        ],
+      },
+      { pageId: SECOND_PAGE, messaging: [{ echoTo: "7000000000000011", text: "c" }] },
+    ]);
+    expect(status).toBe(200);
+    expect(ids).toHaveLength(3);
+    expect(hub.received).toHaveLength(1);
+    const entries = hub.last().body.entry as { id: string; messaging: Record<string, any>[] }[];
+    expect(entries.map((e) => [e.id, e.messaging.length])).toEqual([
+      [graph.pageId, 1],
+      [graph.pageId, 1],
+      [SECOND_PAGE, 1],
+    ]);
+    expect(entries.map((e) => e.messaging[0]!.message?.mid ?? e.messaging[0]!.postback?.mid)).toEqual(ids);
+    expect((await fbText("7000000000000011")).status).toBe(200);
+    expect((await fbText("7000000000000012")).status).toBe(200);
+  });
+});
+
+describe("fake Graph API: a token per phone number, account and Page", () => {
+  const SECOND_NUMBER = "2222222222";
+  const SECOND_IG = "17841400000000002";
+  const SECOND_PAGE = "100000000000002";
+
+  beforeEach(async () => {
+    await graph.stop();
+    graph = await new FakeGraph({
+      hubWebhookUrl: hub.url,
+      otherPhoneNumberIds: [SECOND_NUMBER],
+      otherIgAccountIds: [SECOND_IG],
+      otherPageIds: [SECOND_PAGE],
+      tokens: { [SECOND_NUMBER]: "wa-second", [SECOND_IG]: "ig-second", [SECOND_PAGE]: "page-second" },
+    }).start();
+  });
+
+  it("accepts only a node's own token for sends from it, and the shared token elsewhere", async () => {
+    expect(graph.tokenFor(SECOND_NUMBER)).toBe("wa-second");
+    expect(graph.tokenFor(graph.phoneNumberId)).toBe(graph.waToken);
+    expect(graph.tokenFor(graph.pageId)).toBe(graph.pageToken);
+    const template = (from: string, token: string) =>
+      call(
+        `/v21.0/${from}/messages`,
+        {
+          messaging_product: "whatsapp",
+          to: "15551239999",
+          type: "template",
+          template: { name: "results_ready", language: { code: "en" } },
+        },
+        token,
+      );
+    expectMetaError(await template(SECOND_NUMBER, graph.waToken), 401, 190);
+    expectMetaError(await template(graph.phoneNumberId, "wa-second"), 401, 190);
+    expect((await template(SECOND_NUMBER, "wa-second")).status).toBe(200);
+    expect((await template(graph.phoneNumberId, graph.waToken)).status).toBe(200);
+    expect(graph.sent.map((m) => m.from)).toEqual([SECOND_NUMBER, graph.phoneNumberId]);
+    expect(graph.rejected.map((r) => [r.from, r.code])).toEqual([
+      [SECOND_NUMBER, 190],
+      [graph.phoneNumberId, 190],
+    ]);
+  });
+
+  it("takes `me` as the Instagram account or Page whose own token the send carries", async () => {
+    await graph.instagramInbound("9000000000000020", "hi", { accountId: SECOND_IG });
+    await graph.messengerInbound("7000000000000020", "hi", { pageId: SECOND_PAGE });
+    const send = (path: string, to: string, token: string) =>
+      call(path, { recipient: { id: to }, messaging_type: "RESPONSE", message: { text: "hello" } }, token);
+    expectMetaError(await send(`/v21.0/${SECOND_IG}/messages`, "9000000000000020", graph.igToken), 401, 190);
+    expect((await send(`/v21.0/${SECOND_IG}/messages`, "9000000000000020", "ig-second")).status).toBe(200);
+    expect((await send("/v21.0/me/messages", "9000000000000020", "ig-second")).status).toBe(200);
+    expectMetaError(await send(`/v21.0/${SECOND_PAGE}/messages`, "7000000000000020", graph.pageToken), 401, 190);
+    expect((await send("/v21.0/me/messages", "7000000000000020", "page-second")).status).toBe(200);
+    // The shared Page token's `me` is the first Page, where this person has no window.
+    expectMetaError(await send("/v21.0/me/messages", "7000000000000020", graph.pageToken), 400, 10);
+    expect(graph.sent.map((m) => [m.channel, m.from])).toEqual([
+      ["instagram", SECOND_IG],
+      ["instagram", SECOND_IG],
+      ["messenger", SECOND_PAGE],
+    ]);
+    expect(graph.rejected.map((r) => [r.channel, r.from, r.code])).toEqual([
+      ["instagram", SECOND_IG, 190],
+      ["messenger", SECOND_PAGE, 190],
+      ["messenger", graph.pageId, 10],
+    ]);
+  });
+
+  it("hands the hub every setting, with the token each first node accepts", async () => {
+    await graph.stop();
+    graph = await new FakeGraph({ tokens: { "100000000000001": "page-own" } }).start();
+    expect(metaEnvFor(graph, SECRET)).toEqual({
+      META_APP_SECRET: SECRET,
+      WA_PHONE_NUMBER_ID: graph.phoneNumberId,
+      WA_ACCESS_TOKEN: graph.waToken,
+      IG_ACCOUNT_ID: graph.igAccountId,
+      IG_ACCESS_TOKEN: graph.igToken,
+      FB_PAGE_ID: "100000000000001",
+      FB_PAGE_ACCESS_TOKEN: "page-own",
+      GRAPH_API_URL: graph.url,
+      IG_GRAPH_API_URL: graph.url,
+      GRAPH_API_VERSION: "v21.0",
+    });
+  });
+});
+
+describe("fake Graph API: WhatsApp business-scoped user ids (BSUID)", () => {
+  const BSUID = "US.13491208655302741918";
+  const PHONE = "15557770001";
+
+  it("posts a message from a person known only by BSUID without `from`, and one known by both with both", async () => {
+    const onlyId = await graph.whatsappInbound({ userId: BSUID }, "hola", { name: "Ana" });
+    expect(onlyId.status).toBe(200);
+    expect(hub.last().signatureValid).toBe(true);
+    const value = hub.last().body.entry[0].changes[0].value;
+    expect(value.contacts).toEqual([{ profile: { name: "Ana" }, user_id: BSUID }]);
+    expect(value.messages).toEqual([
+      { id: onlyId.id, timestamp: expect.stringMatching(/^\d{10}$/), type: "text", text: { body: "hola" } },
+    ]);
+
+    await graph.whatsappInbound({ waId: "+1 555 777 0001", userId: BSUID }, "again");
+    const both = hub.last().body.entry[0].changes[0].value;
+    expect(both.contacts).toEqual([{ profile: { name: "Test Person" }, wa_id: PHONE, user_id: BSUID }]);
+    expect(both.messages[0]).toMatchObject({ from: PHONE, text: { body: "again" } });
+
+    await graph.whatsappWebhook([
+      {
+        changes: [
+          {
+            messages: [
+              { userId: "BR.1502576394655843", text: "uno", name: "Bia" },
+              { from: "15557770002", text: "dos" },
+            ],
+          },
+        ],
+      },
+    ]);
+    expect(hub.last().body.entry[0].changes[0].value.contacts).toEqual([
+      { profile: { name: "Bia" }, user_id: "BR.1502576394655843" },
+      { profile: { name: "Test Person" }, wa_id: "15557770002" },
+    ]);
+    await expect(graph.whatsappInbound({}, "nobody")).rejects.toThrow(/phone number \(from\) or BSUID/);
+  });
+
+  it("sends to a BSUID given in `recipient`, with Meta's BSUID success body; refuses both, neither or a misplaced id", async () => {
+    await graph.whatsappInbound({ userId: BSUID }, "hi");
+    const result = await waTo({ recipient: BSUID });
+    expect(result.status).toBe(200);
+    expect(result.body).toEqual({
+      messaging_product: "whatsapp",
+      contacts: [{ input: BSUID, user_id: BSUID }],
+      messages: [{ id: expect.stringMatching(/^wamid\./) }],
+    });
+    expect(graph.sent).toEqual([
+      {
+        channel: "whatsapp",
+        id: result.body.messages[0].id,
+        from: graph.phoneNumberId,
+        to: BSUID,
+        type: "text",
+        text: "Your results are ready.",
+        at: expect.any(Number),
+      },
+    ]);
+
+    const both = await call(
+      waPath(),
+      { messaging_product: "whatsapp", to: PHONE, recipient: BSUID, type: "text", text: { body: "hi" } },
+      graph.waToken,
+    );
+    expectMetaError(both, 400, 100);
+    expect(both.body.error.error_data.details).toMatch(/either to .* or recipient .*not both/);
+    const neither = await call(
+      waPath(),
+      { messaging_product: "whatsapp", type: "text", text: { body: "hi" } },
+      graph.waToken,
+    );
+    expectMetaError(neither, 400, 100);
+    expect(neither.body.error.error_data.details).toMatch(/to is required \(or recipient/);
+    expectMetaError(await waTo({ recipient: PHONE }), 400, 100);
+    expectMetaError(await waTo({ to: BSUID }), 400, 100);
+    expect(graph.sent).toHaveLength(1);
+    expect(graph.attempts.map((a) => [a.to, a.httpStatus])).toEqual([
+      [BSUID, 200],
+      [PHONE, 400],
+      ["", 400],
+      [PHONE, 400],
+      [BSUID, 400],
+    ]);
+
+    // Templates go out to a BSUID whatever the window, and injected failures find it by the BSUID.
+    const template = await call(
+      waPath(),
+      {
+        messaging_product: "whatsapp",
+        recipient: "BR.1502576394655843",
+        type: "template",
+        template: { name: "results_ready", language: { code: "pt_BR" } },
+      },
+      graph.waToken,
+    );
+    expect(template.status).toBe(200);
+    graph.errorNext(BSUID, 1, 131062);
+    const unsupported = await waTo({ recipient: BSUID });
+    expectMetaError(unsupported, 400, 131062);
+    expect(graph.rejected.at(-1)).toMatchObject({ code: 131062, to: BSUID });
+  });
+
+  it("reports statuses of a send to a BSUID with recipient_user_id, also the async window failure", async () => {
+    graph.setLastInbound("whatsapp", BSUID, new Date());
+    const sent = await waTo({ recipient: BSUID });
+    const wamid = sent.body.messages[0].id as string;
+    await graph.whatsappStatus(wamid, "delivered");
+    const status = hub.last().body.entry[0].changes[0].value.statuses[0];
+    expect(status).toMatchObject({ id: wamid, status: "delivered", recipient_user_id: BSUID });
+    expect(status).not.toHaveProperty("recipient_id");
+
+    graph.windowErrorMode = "async";
+    const late = await waTo({ recipient: "BR.1502576394655843" });
+    expect(late.status).toBe(200);
+    await graph.settled();
+    expect(hub.last().body.entry[0].changes[0].value.statuses[0]).toMatchObject({
+      id: late.body.messages[0].id,
+      status: "failed",
+      recipient_user_id: "BR.1502576394655843",
+      errors: [{ code: 131047 }],
+    });
+    // A phone-number send still reports recipient_id.
+    const byPhone = await waTemplate(PHONE);
+    await graph.whatsappStatus(byPhone.body.messages[0].id, "sent");
+    expect(hub.last().body.entry[0].changes[0].value.statuses[0]).toMatchObject({ recipient_id: PHONE });
+  });
+
+  it("keeps one window for a person known by both ids, once a message carried both", async () => {
+    await graph.whatsappInbound({ userId: BSUID }, "only my username");
+    expect((await waTo({ recipient: BSUID })).status).toBe(200);
+    // Nothing links the phone number to that BSUID yet: to the phone, the person never wrote.
+    expectMetaError(await waTo({ to: PHONE }), 400, 131047);
+
+    // An old message carrying both ids links them; the BSUID's recent window now covers the phone too.
+    await graph.whatsappInbound({ waId: PHONE, userId: BSUID }, "from yesterday", {
+      at: new Date(Date.now() - 30 * HOUR),
+    });
+    expect((await waTo({ to: PHONE })).status).toBe(200);
+    expect((await waTo({ to: `+${PHONE}` })).status).toBe(200);
+
+    // A reply by BSUID quotes the template last sent to the phone number: one person, one conversation.
+    const template = await waTemplate(PHONE);
+    await graph.whatsappInbound({ userId: BSUID }, "Show results", { kind: "button" });
+    expect(hub.last().body.entry[0].changes[0].value.messages[0]).toMatchObject({
+      type: "button",
+      context: { id: template.body.messages[0].id },
+    });
+    expect(hub.last().body.entry[0].changes[0].value.messages[0]).not.toHaveProperty("from");
+
+    // A window set for the phone number alone serves sends to the linked BSUID as well.
+    graph.setLastInbound("whatsapp", "15557770009", new Date(Date.now() - 30 * HOUR));
+    await graph.whatsappInbound({ waId: "15557770009", userId: "MX.777" }, "hola", {
+      at: new Date(Date.now() - 40 * HOUR),
+    });
+    expectMetaError(await waTo({ recipient: "MX.777" }), 400, 131047);
+    graph.setLastInbound("whatsapp", "15557770009", new Date());
+    expect((await waTo({ recipient: "MX.777" })).status).toBe(200);
+    expect(graph.sent.map((m) => m.to)).toEqual([BSUID, PHONE, `+${PHONE}`, PHONE, "MX.777"]);
   });
 });

@@ -1,12 +1,14 @@
 // A local stand-in for Meta's Graph API, the one outside service the project may fake. It answers the
-// WhatsApp Cloud API and Instagram messaging send endpoints with Meta's documented success and error
-// bodies, enforces the rules the hub has to live with (24-hour windows, the Instagram HUMAN_AGENT tag,
-// 80 messages/second per phone number, approved template names, OAuth tokens), and emits Meta's webhooks
-// to the hub signed the way Meta signs them. One app: a WhatsApp Business Account with one or more phone
-// numbers, one or more Instagram accounts; windows and throughput are per number / account, as at Meta.
-// Webhooks may batch several entries, changes and messages in one delivery, as Meta's do. Tests steer it
-// (failures injected for one recipient, window state, its clock) and read back every send it accepted or
-// refused, with when it arrived.
+// WhatsApp Cloud API, Instagram messaging and Messenger (Facebook Pages) send endpoints with Meta's
+// documented success and error bodies, enforces the rules the hub has to live with (24-hour windows, the
+// HUMAN_AGENT tag, 80 messages/second per phone number, approved template names, text lengths, OAuth
+// tokens — shared per product or one per number / account / Page), and emits Meta's webhooks to the hub
+// signed the way Meta signs them. One app: a WhatsApp Business Account with one or more phone numbers, one
+// or more Instagram accounts, one or more Pages; windows and throughput are per number / account / Page,
+// as at Meta. WhatsApp people may be known by phone number (wa_id), by business-scoped user id (BSUID), or
+// both. Webhooks may batch several entries, changes and messages in one delivery, as Meta's do. Tests steer
+// it (failures injected for one recipient, window state, its clock) and read back every send it accepted
+// or refused, with when it arrived.
 //
 // Deliberately independent of the hub's own code: it signs, serialises and validates on its own, so a
 // bug shared between the hub and a helper it exports cannot hide.
@@ -26,6 +28,16 @@ export interface FakeGraphOptions {
   /** More Instagram professional accounts of the same app; the same token sends from each. */
   otherIgAccountIds?: string[];
   igToken?: string;
+  /** The Facebook Page that sends Messenger messages; `me` with the Page token is this Page. */
+  pageId?: string;
+  /** More Pages of the same app; the same Page token sends from each. */
+  otherPageIds?: string[];
+  pageToken?: string;
+  /**
+   * Tokens of their own, by phone number id / Instagram account id / Page id. A node listed here accepts only
+   * its own token (not the product's shared one), so a test can tell which account's token a send carried.
+   */
+  tokens?: Record<string, string>;
   /** Signs webhooks: X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the raw body>. */
   appSecret?: string;
   /** Where to POST webhooks; can be set later via the property. */
@@ -38,20 +50,20 @@ export interface FakeGraphOptions {
   clock?: () => number;
 }
 
-export type Channel = "whatsapp" | "instagram";
+export type Channel = "whatsapp" | "instagram" | "messenger";
 
 export interface SentMessage {
   channel: Channel;
-  /** wamid ("wamid.<base64>") or Instagram mid ("m_..."). */
+  /** wamid ("wamid.<base64>") or Instagram / Messenger mid ("m_..."). */
   id: string;
-  /** The phone number id / Instagram account id it was sent from. */
+  /** The phone number id / Instagram account id / Page id it was sent from. */
   from: string;
-  /** WhatsApp `to` as the hub sent it / Instagram recipient.id. */
+  /** WhatsApp `to` or `recipient` (a BSUID), as the hub sent it / Instagram or Messenger recipient.id. */
   to: string;
   type: "text" | "template";
   text?: string;
   template?: { name: string; language: string; components?: unknown[] };
-  /** Instagram: the tag, when messaging_type = MESSAGE_TAG. */
+  /** Instagram / Messenger: the tag, when messaging_type = MESSAGE_TAG. */
   tag?: string;
   /** The fake's clock (Date.now() unless a `clock` was given) when accepted. */
   at: number;
@@ -60,7 +72,7 @@ export interface SentMessage {
 export interface RejectedSend {
   channel: Channel;
   code: number;
-  /** The phone number id / Instagram account id the send was for ("" when the path named none the fake knows). */
+  /** The phone number id / Instagram account id / Page id the send was for ("" when the path named none the fake knows). */
   from: string;
   to: string;
   at: number;
@@ -99,9 +111,16 @@ export interface PostedWebhook {
  */
 export type WhatsAppInboundKind = "text" | "button" | "button_reply" | "list_reply" | "image";
 
-/** One message from a person, inside a WhatsApp webhook. */
+/**
+ * One message from a person, inside a WhatsApp webhook. The person is known by phone number (`from`, their
+ * wa_id), by business-scoped user id (`userId`), or both; at least one is needed. With only a userId the
+ * message has no `from` and the contact only `user_id`, as for a person who hides their number behind a
+ * username. A message carrying both links them: the fake then treats either id as the same person.
+ */
 export interface WhatsAppInbound {
-  from: string;
+  from?: string;
+  /** The person's BSUID, e.g. "US.13491208655302741918" (contacts[].user_id). */
+  userId?: string;
   text: string;
   kind?: WhatsAppInboundKind;
   /** The message's own `timestamp` (when the person sent it); their window runs from it. Default: now. */
@@ -117,7 +136,10 @@ export interface WhatsAppStatusUpdate {
   status: "sent" | "delivered" | "read" | "failed";
   errors?: StatusError[];
   at?: Date;
-  /** recipient_id; by default the recipient the wamid was sent to. */
+  /**
+   * recipient_id, or recipient_user_id when it is a BSUID; by default the recipient the wamid was sent to
+   * (a send to a BSUID reports recipient_user_id).
+   */
   to?: string;
 }
 
@@ -158,6 +180,37 @@ export interface InstagramEntry {
   messaging: (InstagramInbound | InstagramEcho)[];
 }
 
+/** A message from a person (their page-scoped id, PSID) to a Facebook Page… */
+export interface MessengerInbound {
+  from: string;
+  text: string;
+  at?: Date;
+  id?: string;
+}
+
+/** …a tap on a postback button (its title, and the payload it was built with; by default derived from the title)… */
+export interface MessengerPostback {
+  from: string;
+  postback: { title: string; payload?: string };
+  at?: Date;
+  id?: string;
+}
+
+/** …or the echo of a message the Page sent (from any app or the Page inbox; `appId` when an app sent it). */
+export interface MessengerEcho {
+  echoTo: string;
+  text: string;
+  id?: string;
+  /** message.app_id: the app that sent it (a number, as in Meta's echoes). */
+  appId?: number;
+}
+
+/** One Page's events in a Messenger webhook; the fake's first Page by default. */
+export interface MessengerEntry {
+  pageId?: string;
+  messaging: (MessengerInbound | MessengerPostback | MessengerEcho)[];
+}
+
 /** The WhatsApp Business Account id the webhooks carry in entry[].id. */
 export const FAKE_WABA_ID = "2222222222222222";
 /** metadata.display_phone_number in WhatsApp webhooks. */
@@ -167,11 +220,14 @@ const HOUR_MS = 3_600_000;
 const WHATSAPP_WINDOW_MS = 24 * HOUR_MS;
 const INSTAGRAM_WINDOW_MS = 24 * HOUR_MS;
 const INSTAGRAM_HUMAN_AGENT_MS = 7 * 24 * HOUR_MS;
+const MESSENGER_WINDOW_MS = 24 * HOUR_MS;
+const MESSENGER_HUMAN_AGENT_MS = 7 * 24 * HOUR_MS;
 const THROUGHPUT_WINDOW_MS = 1000;
 /** Delay before the `failed` status webhook in windowErrorMode "async" (Meta sends it shortly after the 200). */
 const ASYNC_FAILURE_DELAY_MS = 50;
 const MAX_TEXT_BODY = 4096;
 const MAX_INSTAGRAM_TEXT = 1000;
+const MAX_MESSENGER_TEXT = 2000;
 const ERROR_CODES_URL = "https://developers.facebook.com/docs/whatsapp/cloud-api/support/error-codes/";
 
 const WINDOW_DETAILS =
@@ -224,6 +280,10 @@ const WHATSAPP_ERRORS: Record<number, { title: string; details: string }> = {
       "Message failed to send because there were too many messages sent from this phone number to the same phone " +
       "number in a short period of time.",
   },
+  131062: {
+    title: "Business-scoped User ID recipients are not supported for this message.",
+    details: "Business-scoped User ID recipients are not supported for this message.",
+  },
   132000: {
     title: "Number of parameters does not match the expected number of params",
     details: "The number of variable parameter values does not match the number of variables the template defines.",
@@ -260,6 +320,15 @@ function nonEmptyString(value: unknown): value is string {
 /** WhatsApp ids are digits; the hub may send "+1 555…" and Meta normalises it to wa_id "1555…". */
 function waId(phone: string): string {
   return phone.replace(/\D/g, "");
+}
+
+/**
+ * A WhatsApp business-scoped user id: an ISO country code, ".", then up to 128 letters and digits
+ * ("US.13491208655302741918"; a parent BSUID has "ENT." after the country). Never mistaken for a phone
+ * number, whose digits alone make its wa_id.
+ */
+function isBsuid(value: string): boolean {
+  return /^[A-Z]{2}\.(?:ENT\.)?[A-Za-z0-9]{1,128}$/.test(value);
 }
 
 function fbtraceId(): string {
@@ -371,6 +440,13 @@ export class FakeGraph {
   /** Every Instagram account of the app, the first one included. */
   readonly igAccountIds: readonly string[];
   readonly igToken: string;
+  /** The first Page: Messenger webhooks and windows use it unless told otherwise; `me` with the Page token. */
+  readonly pageId: string;
+  /** Every Page of the app, the first one included. */
+  readonly pageIds: readonly string[];
+  readonly pageToken: string;
+  /** Per-node tokens (see FakeGraphOptions.tokens); `tokenFor` says which token a node accepts. */
+  readonly tokens: Readonly<Record<string, string>>;
   readonly appSecret: string;
   readonly mps: number;
   readonly templates: readonly string[];
@@ -384,13 +460,21 @@ export class FakeGraph {
   /** Accepted WhatsApp sends (the fake's clock) per phone number, oldest first, for the sliding one-second window. */
   private readonly acceptedAt = new Map<string, number[]>();
   /**
-   * Last inbound message time (ms) per (business account, person): WhatsApp by phone number id and wa_id,
-   * Instagram by account id and IGSID. A window is between one person and one business number or account.
+   * Last inbound message time (ms) per (business account, person id): WhatsApp by phone number id and wa_id
+   * or BSUID, Instagram by account id and IGSID, Messenger by Page id and PSID. A window is between one
+   * person and one business number, account or Page.
    */
-  private readonly lastInbound = { whatsapp: new Map<string, number>(), instagram: new Map<string, number>() };
-  /** wamid → the phone number that sent it and its recipient, so status webhooks can carry both. */
+  private readonly lastInbound = {
+    whatsapp: new Map<string, number>(),
+    instagram: new Map<string, number>(),
+    messenger: new Map<string, number>(),
+  };
+  /** A WhatsApp person's wa_id and BSUID, linked by an inbound message that carried both. */
+  private readonly waIdOfBsuid = new Map<string, string>();
+  private readonly bsuidOfWaId = new Map<string, string>();
+  /** wamid → the phone number that sent it and its recipient (wa_id or BSUID), so status webhooks can carry both. */
   private readonly wamids = new Map<string, { from: string; to: string }>();
-  /** Last template / any message wamid per (phone number, wa_id): quick-reply and interactive answers quote it. */
+  /** Last template / any message wamid per (phone number, person id): quick-reply and interactive answers quote it. */
   private readonly lastTemplateTo = new Map<string, string>();
   private readonly lastMessageTo = new Map<string, string>();
   private readonly timers = new Set<NodeJS.Timeout>();
@@ -404,6 +488,10 @@ export class FakeGraph {
     this.igAccountId = options.igAccountId ?? "17841400000000001";
     this.igAccountIds = [this.igAccountId, ...(options.otherIgAccountIds ?? [])];
     this.igToken = options.igToken ?? "ig-token-for-tests";
+    this.pageId = options.pageId ?? "100000000000001";
+    this.pageIds = [this.pageId, ...(options.otherPageIds ?? [])];
+    this.pageToken = options.pageToken ?? "page-token-for-tests";
+    this.tokens = { ...options.tokens };
     this.appSecret = options.appSecret ?? "app-secret-for-tests";
     this.hubWebhookUrl = options.hubWebhookUrl ?? "";
     this.mps = options.mps ?? 80;
@@ -411,7 +499,7 @@ export class FakeGraph {
     this.clock = options.clock ?? Date.now;
   }
 
-  /** Count of send requests received on either channel, accepted or not. */
+  /** Count of send requests received on any channel, accepted or not. */
   get requests(): number {
     return this.requestCount;
   }
@@ -433,8 +521,9 @@ export class FakeGraph {
   }
 
   /**
-   * Answer the next n sends to this recipient (either channel) with HTTP 500 / HTTP 429 and Meta's error
-   * body. Only sends to that recipient consume them: a late send to someone else never does.
+   * Answer the next n sends to this recipient (any channel) with HTTP 500 / HTTP 429 and Meta's error
+   * body. Only sends to that recipient consume them: a late send to someone else never does. On WhatsApp
+   * the recipient is matched as the send names it: a wa_id (by its digits) or a BSUID.
    */
   failNext(to: string, n: number, kind: "5xx" | "429"): void {
     for (let i = 0; i < n; i++) this.injected.push({ to, failure: { kind } });
@@ -464,11 +553,49 @@ export class FakeGraph {
 
   /**
    * Sets a person's window (their last inbound message time) without posting a webhook; `account` is the
-   * phone number id / Instagram account id the window is with (the first one by default).
+   * phone number id / Instagram account id / Page id the window is with (the first one by default). On
+   * WhatsApp `who` is a wa_id or a BSUID; a person linked to the other id shares the window.
    */
   setLastInbound(channel: Channel, who: string, at: Date, options: { account?: string } = {}): void {
-    const account = options.account ?? (channel === "whatsapp" ? this.phoneNumberId : this.igAccountId);
+    const account =
+      options.account ??
+      (channel === "whatsapp" ? this.phoneNumberId : channel === "instagram" ? this.igAccountId : this.pageId);
     this.lastInbound[channel].set(windowKey(channel, account, who), at.getTime());
+  }
+
+  /** The access token sends from this phone number / Instagram account / Page must carry (its own, else its product's). */
+  tokenFor(node: string): string {
+    if (Object.hasOwn(this.tokens, node)) return this.tokens[node]!;
+    return this.sharedToken(
+      this.igAccountIds.includes(node) ? "instagram" : this.pageIds.includes(node) ? "messenger" : "whatsapp",
+    );
+  }
+
+  private sharedToken(channel: Channel): string {
+    return channel === "whatsapp" ? this.waToken : channel === "instagram" ? this.igToken : this.pageToken;
+  }
+
+  private nodesOf(channel: Channel): readonly string[] {
+    return channel === "whatsapp" ? this.phoneNumberIds : channel === "instagram" ? this.igAccountIds : this.pageIds;
+  }
+
+  /** Whether some node of the product accepts this token (for a path naming no node the fake knows). */
+  private isProductToken(channel: Channel, token: string | undefined): boolean {
+    return (
+      token !== undefined &&
+      [this.sharedToken(channel), ...this.nodesOf(channel).map((node) => this.tokenFor(node))].includes(token)
+    );
+  }
+
+  /** Every id the fake knows a WhatsApp person by: the one given, and the other one an inbound linked to it. */
+  private whatsappIdsOf(person: string): string[] {
+    if (isBsuid(person)) {
+      const wa = this.waIdOfBsuid.get(person);
+      return wa !== undefined ? [person, wa] : [person];
+    }
+    const wa = waId(person);
+    const bsuid = this.bsuidOfWaId.get(wa);
+    return bsuid !== undefined ? [wa, bsuid] : [wa];
   }
 
   async start(): Promise<this> {
@@ -518,26 +645,7 @@ export class FakeGraph {
     const arrivedAt = this.clock();
     const node = String(req.params.node);
     const token = this.tokenOf(req);
-    // Which product the request is for: by node id, else by token (an unknown node is still refused with
-    // the right channel recorded).
-    const channel: Channel = this.phoneNumberIds.includes(node)
-      ? "whatsapp"
-      : this.igAccountIds.includes(node)
-        ? "instagram"
-        : token === this.igToken
-          ? "instagram"
-          : "whatsapp";
-    // The sender: the node itself, "me" for the Instagram token's own (first) account; "" if unknown.
-    const from =
-      channel === "whatsapp"
-        ? this.phoneNumberIds.includes(node)
-          ? node
-          : ""
-        : node === "me"
-          ? this.igAccountId
-          : this.igAccountIds.includes(node)
-            ? node
-            : "";
+    const { channel, from } = this.senderOf(node, token);
     const body = parseBody(req.body);
     const to = recipientOf(channel, body);
     const answer = (httpStatus: number, json: unknown) => {
@@ -545,7 +653,8 @@ export class FakeGraph {
       res.status(httpStatus).json(json);
     };
     try {
-      if (token !== (channel === "whatsapp" ? this.waToken : this.igToken)) throw new SendRefused(401, INVALID_TOKEN);
+      const tokenAccepted = from !== "" ? token === this.tokenFor(from) : this.isProductToken(channel, token);
+      if (!tokenAccepted) throw new SendRefused(401, INVALID_TOKEN);
       this.applyInjectedFailure(channel, to);
       if (String(req.params.version) !== this.version || from === "") {
         throw new SendRefused(400, {
@@ -555,13 +664,41 @@ export class FakeGraph {
           message: `Unsupported post request. Object with ID '${node}' does not exist, cannot be loaded due to missing permissions, or does not support this operation.`,
         });
       }
-      const result = channel === "whatsapp" ? this.sendWhatsapp(from, body) : this.sendInstagram(from, body);
+      const result =
+        channel === "whatsapp"
+          ? this.sendWhatsapp(from, body)
+          : channel === "instagram"
+            ? this.sendInstagram(from, body)
+            : this.sendMessenger(from, body);
       answer(200, result);
     } catch (error) {
       if (!(error instanceof SendRefused)) throw error;
       this.refuse(channel, from, to, error.graphError.code);
       answer(error.httpStatus, errorBody(error.graphError));
     }
+  }
+
+  /**
+   * Which product and node a send is from: the node named in the path; `me` is the Instagram account, else
+   * the Page, whose token the request carries. A node the fake does not know gets from "" and the product
+   * its token belongs to, so the refusal is recorded on the right channel.
+   */
+  private senderOf(node: string, token: string | undefined): { channel: Channel; from: string } {
+    for (const channel of ["whatsapp", "instagram", "messenger"] as const) {
+      if (this.nodesOf(channel).includes(node)) return { channel, from: node };
+    }
+    if (node === "me" && token !== undefined) {
+      for (const channel of ["instagram", "messenger"] as const) {
+        const own = this.nodesOf(channel).find((id) => this.tokenFor(id) === token);
+        if (own !== undefined) return { channel, from: own };
+      }
+    }
+    const channel = this.isProductToken("instagram", token)
+      ? "instagram"
+      : this.isProductToken("messenger", token)
+        ? "messenger"
+        : "whatsapp";
+    return { channel, from: "" };
   }
 
   private tokenOf(req: Request): string | undefined {
@@ -597,7 +734,8 @@ export class FakeGraph {
             },
       );
     }
-    // 429: Cloud API's throughput error (Meta's table gives it HTTP 429); Graph's app-level limit on Instagram.
+    // 429: Cloud API's throughput error (Meta's table gives it HTTP 429); Graph's app-level limit on Instagram
+    // and Messenger.
     throw new SendRefused(
       429,
       channel === "whatsapp"
@@ -608,7 +746,7 @@ export class FakeGraph {
 
   private injectedError(channel: Channel, code: number): GraphError {
     if (code === 190) return INVALID_TOKEN;
-    if (channel === "instagram") return { code, message: `(#${code}) ${WHATSAPP_ERRORS[code]?.title ?? "Error"}` };
+    if (channel !== "whatsapp") return { code, message: `(#${code}) ${WHATSAPP_ERRORS[code]?.title ?? "Error"}` };
     if (code === 131047) return whatsappError(131047, WINDOW_DETAILS);
     return whatsappError(code);
   }
@@ -617,11 +755,31 @@ export class FakeGraph {
     const invalid = (details: string) => new SendRefused(400, whatsappError(100, details));
     if (!body) throw invalid("The request body is not valid JSON.");
     if (body.messaging_product !== "whatsapp") throw invalid("The parameter messaging_product is required.");
-    if (!nonEmptyString(body.to) || waId(body.to) === "") throw invalid("The parameter to is required.");
+    // A person is addressed by phone number (`to`) or by BSUID (`recipient`). Meta lets `to` win when both
+    // are given; the fake refuses both, so the hub never depends on which one Meta picks.
+    if (body.to !== undefined && body.recipient !== undefined) {
+      throw invalid("Give either to (a phone number) or recipient (a business-scoped user id), not both.");
+    }
+    if (body.to === undefined && body.recipient === undefined) {
+      throw invalid("The parameter to is required (or recipient, for a business-scoped user id).");
+    }
+    let to: string;
+    if (body.to !== undefined) {
+      if (!nonEmptyString(body.to) || waId(body.to) === "") throw invalid("The parameter to is required.");
+      if (isBsuid(body.to)) {
+        throw invalid("Param to must be a phone number; a business-scoped user id goes in recipient.");
+      }
+      to = body.to;
+    } else {
+      if (!nonEmptyString(body.recipient) || !isBsuid(body.recipient)) {
+        throw invalid("Param recipient must be a business-scoped user id such as US.13491208655302741918.");
+      }
+      to = body.recipient;
+    }
+    const toUserId = isBsuid(to);
     if (body.recipient_type !== undefined && body.recipient_type !== "individual") {
       throw invalid("Param recipient_type must be one of {INDIVIDUAL, GROUP}.");
     }
-    const to = body.to;
     let message: Omit<SentMessage, "id" | "at">;
     if (body.type === "text") {
       const text = body.text;
@@ -679,9 +837,10 @@ export class FakeGraph {
     if (accepted.length >= this.mps) throw new SendRefused(400, whatsappError(130429));
 
     // The customer service window: free-form messages only within 24 hours of the person's last message
-    // to this phone number.
-    const key = windowKey("whatsapp", from, to);
-    const last = this.lastInbound.whatsapp.get(key);
+    // to this phone number, whichever of their ids it came with.
+    const keys = this.whatsappIdsOf(to).map((person) => windowKey("whatsapp", from, person));
+    const times = keys.flatMap((key) => this.lastInbound.whatsapp.get(key) ?? []);
+    const last = times.length > 0 ? Math.max(...times) : undefined;
     const outsideWindow = message.type !== "template" && (last === undefined || now - last >= WHATSAPP_WINDOW_MS);
     if (outsideWindow && this.windowErrorMode === "sync") {
       throw new SendRefused(400, whatsappError(131047, WINDOW_DETAILS));
@@ -689,17 +848,20 @@ export class FakeGraph {
 
     const id = newWamid(to);
     accepted.push(now);
-    this.wamids.set(id, { from, to: waId(to) });
+    this.wamids.set(id, { from, to: toUserId ? to : waId(to) });
     if (outsideWindow) {
       // Accepted by the API, then failed by WhatsApp: refused, not sent.
       this.refuse("whatsapp", from, to, 131047);
       this.scheduleWindowFailure(id);
     } else {
       this.sent.push({ ...message, id, at: now });
-      this.lastMessageTo.set(key, id);
-      if (message.type === "template") this.lastTemplateTo.set(key, id);
+      for (const key of keys) {
+        this.lastMessageTo.set(key, id);
+        if (message.type === "template") this.lastTemplateTo.set(key, id);
+      }
     }
-    return { messaging_product: "whatsapp", contacts: [{ input: to, wa_id: waId(to) }], messages: [{ id }] };
+    const contact = toUserId ? { input: to, user_id: to } : { input: to, wa_id: waId(to) };
+    return { messaging_product: "whatsapp", contacts: [contact], messages: [{ id }] };
   }
 
   private scheduleWindowFailure(wamid: string): void {
@@ -717,6 +879,41 @@ export class FakeGraph {
   }
 
   private sendInstagram(from: string, body: Json | undefined): Json {
+    return this.sendMessaging("instagram", from, body);
+  }
+
+  private sendMessenger(from: string, body: Json | undefined): Json {
+    return this.sendMessaging("messenger", from, body);
+  }
+
+  /**
+   * Instagram messaging and Messenger share one send API and one policy: anything within 24 hours of the
+   * person's last message to this account / Page, up to 7 days only with the HUMAN_AGENT tag. They differ
+   * in text length, in whether messaging_type may be left out, and in the window error's wording.
+   */
+  private sendMessaging(channel: "instagram" | "messenger", from: string, body: Json | undefined): Json {
+    const rules =
+      channel === "instagram"
+        ? {
+            maxText: MAX_INSTAGRAM_TEXT,
+            window: INSTAGRAM_WINDOW_MS,
+            humanAgent: INSTAGRAM_HUMAN_AGENT_MS,
+            defaultType: "RESPONSE",
+            tagError: "Param tag must be HUMAN_AGENT: it is the only message tag Instagram messaging supports.",
+            windowError: "(#10) This message is sent outside of allowed window.",
+          }
+        : {
+            maxText: MAX_MESSENGER_TEXT,
+            window: MESSENGER_WINDOW_MS,
+            humanAgent: MESSENGER_HUMAN_AGENT_MS,
+            // The Messenger Send API lists messaging_type as required.
+            defaultType: undefined,
+            // Messenger has other tags (ACCOUNT_UPDATE, …) with rules of their own the fake does not model.
+            tagError: "Param tag: this fake supports only HUMAN_AGENT.",
+            windowError:
+              "(#10) This message is sent outside of allowed window. Learn more about the new policy here: " +
+              "https://developers.facebook.com/docs/messenger-platform/policy-overview",
+          };
     const invalid = (details: string) => new SendRefused(400, { code: 100, message: `(#100) ${details}` });
     if (!body) throw invalid("The request body is not valid JSON.");
     const recipient = body.recipient;
@@ -724,34 +921,27 @@ export class FakeGraph {
     const message = body.message;
     if (!isRecord(message)) throw invalid("param message must be non-empty.");
     if (!nonEmptyString(message.text)) throw invalid("Param message[text] must be a non-empty UTF-8 encoded string.");
-    if (Array.from(message.text).length > MAX_INSTAGRAM_TEXT) {
-      throw invalid(`Length of param message[text] must be less than or equal to ${MAX_INSTAGRAM_TEXT}`);
+    if (Array.from(message.text).length > rules.maxText) {
+      throw invalid(`Length of param message[text] must be less than or equal to ${rules.maxText}`);
     }
-    const messagingType = body.messaging_type ?? "RESPONSE";
+    const messagingType = body.messaging_type ?? rules.defaultType;
+    if (messagingType === undefined) throw invalid("The parameter messaging_type is required.");
     if (messagingType !== "RESPONSE" && messagingType !== "UPDATE" && messagingType !== "MESSAGE_TAG") {
       throw invalid("Param messaging_type must be one of {RESPONSE, UPDATE, MESSAGE_TAG}.");
     }
     const tagged = messagingType === "MESSAGE_TAG";
-    if (tagged && body.tag !== "HUMAN_AGENT") {
-      throw invalid("Param tag must be HUMAN_AGENT: it is the only message tag Instagram messaging supports.");
-    }
+    if (tagged && body.tag !== "HUMAN_AGENT") throw invalid(rules.tagError);
 
-    // Within 24h of the person's last message to this account anything goes; up to 7 days only with the
-    // HUMAN_AGENT tag.
     const now = this.clock();
-    const last = this.lastInbound.instagram.get(windowKey("instagram", from, recipient.id));
+    const last = this.lastInbound[channel].get(windowKey(channel, from, recipient.id));
     const age = last === undefined ? Infinity : now - last;
-    if (age >= INSTAGRAM_HUMAN_AGENT_MS || (age >= INSTAGRAM_WINDOW_MS && !tagged)) {
-      throw new SendRefused(400, {
-        code: 10,
-        subcode: 2018278,
-        message: "(#10) This message is sent outside of allowed window.",
-      });
+    if (age >= rules.humanAgent || (age >= rules.window && !tagged)) {
+      throw new SendRefused(400, { code: 10, subcode: 2018278, message: rules.windowError });
     }
 
     const id = newMid();
     this.sent.push({
-      channel: "instagram",
+      channel,
       id,
       from,
       to: recipient.id,
@@ -783,13 +973,19 @@ export class FakeGraph {
             ids.push(String(message.id));
             return message;
           });
-          // One contact per person, with the first profile name given for them in this change.
-          const contacts = new Map<string, Json>();
+          // One contact per person, with the first profile name given for them in this change and the ids
+          // their messages carried (wa_id, user_id or both).
+          const contacts = new Map<string, { profile: { name?: string }; wa_id?: string; user_id?: string }>();
           for (const m of change.messages ?? []) {
-            const wa = waId(m.from);
-            const name = m.name ?? (change.messages ?? []).find((other) => waId(other.from) === wa && other.name)?.name;
-            if (!contacts.has(wa)) contacts.set(wa, { profile: { name: name ?? "Test Person" }, wa_id: wa });
+            const wa = m.from ? waId(m.from) : undefined;
+            const key = wa ?? this.waIdOfBsuid.get(m.userId ?? "") ?? m.userId ?? "";
+            const contact = contacts.get(key) ?? { profile: {} };
+            contacts.set(key, contact);
+            contact.profile.name ??= m.name;
+            if (wa !== undefined) contact.wa_id = wa;
+            if (m.userId !== undefined) contact.user_id = m.userId;
           }
+          for (const contact of contacts.values()) contact.profile.name ??= "Test Person";
           return {
             value: {
               messaging_product: "whatsapp",
@@ -814,18 +1010,26 @@ export class FakeGraph {
   /**
    * The person writes on WhatsApp (to the first phone number unless `phoneNumberId` says otherwise): opens
    * or refreshes their window from `at`, then posts the `messages` webhook. A button / interactive reply
-   * quotes the last template / message sent to them from that number in `context`.
+   * quotes the last template / message sent to them from that number in `context`. The person is a phone
+   * number, or `{waId?, userId?}`: a BSUID alone (no `from`, a contact with only user_id) or both ids.
    */
   async whatsappInbound(
-    from: string,
+    person: string | { waId?: string; userId?: string },
     text: string,
-    options: Omit<WhatsAppInbound, "from" | "text"> & { phoneNumberId?: string } = {},
+    options: Omit<WhatsAppInbound, "from" | "userId" | "text"> & { phoneNumberId?: string } = {},
   ): Promise<{ id: string; status: number }> {
     const { phoneNumberId, ...message } = options;
-    const { ids, status } = await this.whatsappWebhook([
-      { changes: [{ ...(phoneNumberId ? { phoneNumberId } : {}), messages: [{ from, text, ...message }] }] },
+    const ids =
+      typeof person === "string"
+        ? { from: person }
+        : {
+            ...(person.waId !== undefined ? { from: person.waId } : {}),
+            ...(person.userId !== undefined ? { userId: person.userId } : {}),
+          };
+    const { ids: wamids, status } = await this.whatsappWebhook([
+      { changes: [{ ...(phoneNumberId ? { phoneNumberId } : {}), messages: [{ ...ids, text, ...message }] }] },
     ]);
-    return { id: ids[0]!, status };
+    return { id: wamids[0]!, status };
   }
 
   /** Posts a WhatsApp `statuses` webhook for a wamid (from the phone number that sent it); `failed` carries `errors`. */
@@ -843,15 +1047,30 @@ export class FakeGraph {
 
   private whatsappMessage(phoneNumberId: string, inbound: WhatsAppInbound): Json {
     const at = inbound.at?.getTime() ?? this.clock();
-    const wa = waId(inbound.from);
-    const id = inbound.id ?? newWamid(wa);
+    const wa = inbound.from ? waId(inbound.from) : undefined;
+    const userId = inbound.userId;
+    if (wa === undefined && userId === undefined) {
+      throw new Error("A WhatsApp inbound message needs the person's phone number (from) or BSUID (userId).");
+    }
+    if (userId !== undefined && !isBsuid(userId)) throw new Error(`Not a business-scoped user id: ${userId}`);
+    if (wa !== undefined && userId !== undefined) {
+      this.waIdOfBsuid.set(userId, wa);
+      this.bsuidOfWaId.set(wa, userId);
+    }
+    const person = wa ?? userId!;
+    const id = inbound.id ?? newWamid(person);
     // Window first: the hub may answer within the webhook request itself. A redelivered old message never
-    // moves the window back.
-    const key = windowKey("whatsapp", phoneNumberId, wa);
-    this.lastInbound.whatsapp.set(key, Math.max(at, this.lastInbound.whatsapp.get(key) ?? 0));
+    // moves the window back. Each id the message carried gets it, so a send to either is inside.
+    for (const known of [wa, userId]) {
+      if (known === undefined) continue;
+      const windowOf = windowKey("whatsapp", phoneNumberId, known);
+      this.lastInbound.whatsapp.set(windowOf, Math.max(at, this.lastInbound.whatsapp.get(windowOf) ?? 0));
+    }
+    const key = windowKey("whatsapp", phoneNumberId, person);
     const kind = inbound.kind ?? "text";
     const text = inbound.text;
-    const base = { from: wa, id, timestamp: unixSeconds(at) };
+    // A person known only by BSUID has no `from`; the contact carries their user_id.
+    const base = { ...(wa !== undefined ? { from: wa } : {}), id, timestamp: unixSeconds(at) };
     const contextOf = (quoted: string | undefined) =>
       quoted ? { context: { from: this.displayPhoneNumber(phoneNumberId), id: quoted } } : {};
     if (kind === "button") {
@@ -891,12 +1110,14 @@ export class FakeGraph {
 
   private whatsappStatusEntry(update: WhatsAppStatusUpdate): Json {
     const at = update.at?.getTime() ?? this.clock();
-    const recipient = update.to !== undefined ? waId(update.to) : (this.wamids.get(update.wamid)?.to ?? "");
+    const given = update.to !== undefined ? (isBsuid(update.to) ? update.to : waId(update.to)) : undefined;
+    const recipient = given ?? this.wamids.get(update.wamid)?.to ?? "";
     const entry: Json = {
       id: update.wamid,
       status: update.status,
       timestamp: unixSeconds(at),
-      recipient_id: recipient,
+      // A message sent to a BSUID is reported by BSUID.
+      ...(isBsuid(recipient) ? { recipient_user_id: recipient } : { recipient_id: recipient }),
     };
     if (update.status === "sent" || update.status === "delivered") {
       // Meta adds billing details to sent/delivered statuses; the hub must tolerate (ignore) them.
@@ -990,6 +1211,109 @@ export class FakeGraph {
   }
 
   /**
+   * Posts one Messenger webhook delivery (object "page") for any number of Pages and events. Meta puts one
+   * event in each entry's `messaging` array, so each event becomes an entry of its own, in order. A
+   * person's message or postback refreshes their window with that Page (from `at`) before the post. Returns
+   * the events' mids, in order.
+   */
+  async messengerWebhook(entries: MessengerEntry[]): Promise<{ ids: string[]; status: number }> {
+    const ids: string[] = [];
+    const now = this.clock();
+    const body = {
+      object: "page",
+      entry: entries.flatMap((entry) => {
+        const page = entry.pageId ?? this.pageId;
+        return entry.messaging.map((event) => {
+          const id = event.id ?? newMid();
+          ids.push(id);
+          if ("echoTo" in event) {
+            return {
+              id: page,
+              time: now,
+              messaging: [
+                {
+                  sender: { id: page },
+                  recipient: { id: event.echoTo },
+                  timestamp: now,
+                  message: {
+                    mid: id,
+                    text: event.text,
+                    is_echo: true,
+                    ...(event.appId !== undefined ? { app_id: event.appId } : {}),
+                  },
+                },
+              ],
+            };
+          }
+          // A postback opens the window just as a message does: both are the person acting.
+          const at = (event.at ?? new Date(now)).getTime();
+          const key = windowKey("messenger", page, event.from);
+          this.lastInbound.messenger.set(key, Math.max(at, this.lastInbound.messenger.get(key) ?? 0));
+          const content =
+            "postback" in event
+              ? {
+                  postback: {
+                    mid: id,
+                    title: event.postback.title,
+                    payload: event.postback.payload ?? slug(event.postback.title).toUpperCase(),
+                  },
+                }
+              : { message: { mid: id, text: event.text } };
+          return {
+            id: page,
+            time: now,
+            messaging: [{ sender: { id: event.from }, recipient: { id: page }, timestamp: at, ...content }],
+          };
+        });
+      }),
+    };
+    const status = await this.postWebhook(body);
+    return { ids, status };
+  }
+
+  /** The person writes to a Page on Messenger: refreshes their window (from `at`) and posts the webhook. */
+  async messengerInbound(
+    from: string,
+    text: string,
+    options: { at?: Date; id?: string; pageId?: string } = {},
+  ): Promise<{ id: string; status: number }> {
+    const { pageId, ...event } = options;
+    const { ids, status } = await this.messengerWebhook([
+      { ...(pageId ? { pageId } : {}), messaging: [{ from, text, ...event }] },
+    ]);
+    return { id: ids[0]!, status };
+  }
+
+  /** The person taps a postback button (`title`; `payload` as the button was built, by default from the title). */
+  async messengerPostback(
+    from: string,
+    title: string,
+    options: { payload?: string; at?: Date; id?: string; pageId?: string } = {},
+  ): Promise<{ id: string; status: number }> {
+    const { pageId, payload, ...event } = options;
+    const { ids, status } = await this.messengerWebhook([
+      {
+        ...(pageId ? { pageId } : {}),
+        messaging: [{ from, postback: { title, ...(payload !== undefined ? { payload } : {}) }, ...event }],
+      },
+    ]);
+    return { id: ids[0]!, status };
+  }
+
+  /** An echo of a message the Page sent (from any app, `appId` when one did, or the Page inbox). */
+  async messengerEcho(
+    to: string,
+    text: string,
+    options: { id?: string; pageId?: string; appId?: number } = {},
+  ): Promise<{ id: string; status: number }> {
+    const { pageId, ...event } = options;
+    const { ids, status } = await this.messengerWebhook([
+      { ...(pageId ? { pageId } : {}), messaging: [{ echoTo: to, text, ...event }] },
+    ]);
+    return { id: ids[0]!, status };
+  }
+
+  /**
    * Posts a webhook body, serialised as Meta does and signed with the app secret; `signature` replaces the
    * X-Hub-Signature-256 value (pass "" to send none). Returns the hub's HTTP status.
    */
@@ -1020,9 +1344,12 @@ export class FakeGraph {
   }
 }
 
-/** A window's key: one business account (phone number id / Instagram account id) and one person. */
+/**
+ * A window's key: one business account (phone number id / Instagram account id / Page id) and one id of a
+ * person (on WhatsApp their wa_id or their BSUID; a person known by both has a key for each).
+ */
 function windowKey(channel: Channel, account: string, person: string): string {
-  return `${account} ${channel === "whatsapp" ? waId(person) : person}`;
+  return `${account} ${channel === "whatsapp" && !isBsuid(person) ? waId(person) : person}`;
 }
 
 /** Whether two recipients are the same person: wa_ids compare by digits ("+1 555…" is "1555…"), others as given. */
@@ -1057,19 +1384,26 @@ function parseBody(raw: unknown): Json | undefined {
 /** Best-effort recipient of a (possibly malformed) send request, for the `rejected` log. */
 function recipientOf(channel: Channel, body: Json | undefined): string {
   if (!body) return "";
-  if (channel === "whatsapp") return typeof body.to === "string" ? body.to : "";
+  if (channel === "whatsapp") {
+    return typeof body.to === "string" ? body.to : typeof body.recipient === "string" ? body.recipient : "";
+  }
   const recipient = body.recipient;
   return isRecord(recipient) && typeof recipient.id === "string" ? recipient.id : "";
 }
 
-/** The hub's Meta settings for a given fake: WhatsApp (its first number) and Instagram (its first account) on, Graph API URLs at the fake. */
+/**
+ * The hub's Meta settings for a given fake: WhatsApp (its first number), Instagram (its first account) and
+ * Messenger (its first Page) on, each with the token that node accepts, Graph API URLs at the fake.
+ */
 export function metaEnvFor(graph: FakeGraph, appSecret: string): Record<string, string> {
   return {
     META_APP_SECRET: appSecret,
     WA_PHONE_NUMBER_ID: graph.phoneNumberId,
-    WA_ACCESS_TOKEN: graph.waToken,
+    WA_ACCESS_TOKEN: graph.tokenFor(graph.phoneNumberId),
     IG_ACCOUNT_ID: graph.igAccountId,
-    IG_ACCESS_TOKEN: graph.igToken,
+    IG_ACCESS_TOKEN: graph.tokenFor(graph.igAccountId),
+    FB_PAGE_ID: graph.pageId,
+    FB_PAGE_ACCESS_TOKEN: graph.tokenFor(graph.pageId),
     GRAPH_API_URL: graph.url,
     IG_GRAPH_API_URL: graph.url,
     GRAPH_API_VERSION: graph.version,
