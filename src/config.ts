@@ -3,6 +3,8 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
+import { metaAccounts, type MetaAccount } from "./channels/meta/meta-accounts.js";
+import { whatsappTemplateSchema, type WhatsappTemplate } from "./tools/tool-file.js";
 
 const optional = z
   .string()
@@ -62,9 +64,15 @@ const envSchema = z.object({
   WA_ACCESS_TOKEN: optional,
   WA_TEMPLATE_NAME: optional,
   WA_TEMPLATE_LANGUAGE: z.string().default("en"),
+  // The hub-wide template's components, as JSON in a tool file's `whatsapp_template.components` shape.
+  WA_TEMPLATE_COMPONENTS: optional,
   WA_MPS: positiveInt(80),
   IG_ACCOUNT_ID: optional,
   IG_ACCESS_TOKEN: optional,
+  FB_PAGE_ID: optional,
+  FB_PAGE_ACCESS_TOKEN: optional,
+  // Several WhatsApp numbers, Instagram accounts and Facebook pages: a JSON list (meta-accounts.ts).
+  META_ACCOUNTS: optional,
   GRAPH_API_URL: z.url().default("https://graph.facebook.com"),
   IG_GRAPH_API_URL: z.url().default("https://graph.instagram.com"),
   GRAPH_API_VERSION: z.string().default("v21.0"),
@@ -125,9 +133,9 @@ export interface Config {
     graphApiUrl: string;
     igGraphApiUrl: string;
     graphApiVersion: string;
-    whatsapp: { phoneNumberId: string; accessToken: string } | undefined;
-    instagram: { accountId: string; accessToken: string } | undefined;
-    defaultTemplate: { name: string; language: string } | undefined;
+    /** Every WhatsApp number, Instagram account and Facebook page this hub answers for. */
+    accounts: MetaAccount[];
+    defaultTemplate: WhatsappTemplate | undefined;
     waMps: number;
   };
 }
@@ -180,14 +188,12 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   const production = env.NODE_ENV === "production";
   const dataDir = path.resolve(env.DATA_DIR);
   const { secrets, generated } = resolveSecrets(env, dataDir, production);
-  const whatsapp =
-    env.WA_PHONE_NUMBER_ID && env.WA_ACCESS_TOKEN
-      ? { phoneNumberId: env.WA_PHONE_NUMBER_ID, accessToken: env.WA_ACCESS_TOKEN }
-      : undefined;
-  const instagram =
-    env.IG_ACCOUNT_ID && env.IG_ACCESS_TOKEN
-      ? { accountId: env.IG_ACCOUNT_ID, accessToken: env.IG_ACCESS_TOKEN }
-      : undefined;
+  let accounts: MetaAccount[];
+  try {
+    accounts = metaAccounts(env);
+  } catch (error) {
+    throw new ConfigError(`invalid configuration:\n  ${(error as Error).message}`);
+  }
   return {
     production,
     host: env.HOST,
@@ -225,14 +231,31 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       graphApiUrl: env.GRAPH_API_URL.replace(/\/+$/, ""),
       igGraphApiUrl: env.IG_GRAPH_API_URL.replace(/\/+$/, ""),
       graphApiVersion: env.GRAPH_API_VERSION,
-      whatsapp,
-      instagram,
-      defaultTemplate: env.WA_TEMPLATE_NAME
-        ? { name: env.WA_TEMPLATE_NAME, language: env.WA_TEMPLATE_LANGUAGE }
-        : undefined,
+      accounts,
+      defaultTemplate: defaultTemplate(env),
       waMps: env.WA_MPS,
     },
   };
+}
+
+function defaultTemplate(env: z.output<typeof envSchema>): WhatsappTemplate | undefined {
+  if (!env.WA_TEMPLATE_NAME) return undefined;
+  let components: unknown;
+  try {
+    components = env.WA_TEMPLATE_COMPONENTS ? JSON.parse(env.WA_TEMPLATE_COMPONENTS) : undefined;
+  } catch {
+    throw new ConfigError("invalid configuration:\n  WA_TEMPLATE_COMPONENTS: not valid JSON");
+  }
+  const parsed = whatsappTemplateSchema.safeParse({
+    name: env.WA_TEMPLATE_NAME,
+    language: env.WA_TEMPLATE_LANGUAGE,
+    ...(components === undefined ? {} : { components }),
+  });
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => `  WA_TEMPLATE_COMPONENTS.${issue.path.join(".")}: ${issue.message}`);
+    throw new ConfigError(`invalid configuration:\n${lines.join("\n")}`);
+  }
+  return parsed.data;
 }
 
 /** The host in the default PUBLIC_URL: the one the hub listens on, or localhost when it listens on all. */

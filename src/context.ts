@@ -5,6 +5,7 @@ import type { VisitorLimits } from "./channels/widget/visitor-limits.js";
 import type { Config } from "./config.js";
 import type { Channel } from "./delivery/channel-port.js";
 import type { Sql } from "./db/sql.js";
+import type { MessageChanges } from "./conversations/message-changes.js";
 import type { Changes } from "./delivery/changes.js";
 import type { DeliveryState } from "./delivery/delivery-state.js";
 import type { Backlog } from "./delivery/backlog.js";
@@ -24,6 +25,8 @@ export interface HubContext {
   ingestSql: Sql;
   /** The one owner of delivery state (inputs, outgoing messages). */
   delivery: DeliveryState;
+  /** Edits, reactions and record-only entries (src/conversations/message-changes.ts). */
+  messageChanges: MessageChanges;
   /** One turn at a time per conversation, across processes. */
   turns: TurnSchedule;
   /** How many conversations wait for a turn (here, and handed off to the queue). */

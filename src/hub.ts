@@ -14,6 +14,7 @@ import { toolEnvironment, type Config } from "./config.js";
 import type { HubContext } from "./context.js";
 import { openDatabase, type Database } from "./db/client.js";
 import { backlogMeter } from "./delivery/backlog.js";
+import { messageChanges } from "./conversations/message-changes.js";
 import { createChanges } from "./delivery/changes.js";
 import { deliveryState } from "./delivery/delivery-state.js";
 import { turnSchedule } from "./delivery/turn-schedule.js";
@@ -97,6 +98,7 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
     sql: database.sql,
     ingestSql: database.ingestSql,
     delivery: deliveryState(database.sql, changes, now),
+    messageChanges: messageChanges(database.sql, changes, now),
     turns,
     changes,
     backlog,
@@ -154,8 +156,7 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
       migrations_applied: database.appliedMigrations.length,
       tools: tools.size,
       agent: config.agent ? "http" : "built-in composer",
-      whatsapp: config.meta.whatsapp ? "on" : "off (WA_PHONE_NUMBER_ID, WA_ACCESS_TOKEN)",
-      instagram: config.meta.instagram ? "on" : "off (IG_ACCOUNT_ID, IG_ACCESS_TOKEN)",
+      meta_accounts: config.meta.accounts.map((account) => `${account.channel}:${account.id}`),
       meta_webhooks: config.meta.appSecret ? "on" : "off (META_APP_SECRET)",
       url,
     },

@@ -1,4 +1,5 @@
 // `npm start`: read the configuration, start the hub, print where it is, stop cleanly on a signal.
+import { accountsOf, type MetaChannel } from "./channels/meta/meta-accounts.js";
 import { ConfigError, loadConfig, type Config } from "./config.js";
 import { DataLockError } from "./db/data-lock.js";
 import { startHub } from "./hub.js";
@@ -21,11 +22,17 @@ function banner(config: Config, url: string | undefined, publicUrl: string): str
   lines.push(
     `  HUB_API_KEY:     ${config.secrets.hubApiKey}${shown.has("hubApiKey") ? "  (generated, kept in data/secrets.json)" : ""}`,
     `  CONSOLE_API_KEY: ${config.secrets.consoleApiKey}${shown.has("consoleApiKey") ? "  (generated, kept in data/secrets.json)" : ""}`,
-    `  WhatsApp:    ${config.meta.whatsapp ? "on" : "off (set WA_PHONE_NUMBER_ID and WA_ACCESS_TOKEN)"}`,
-    `  Instagram:   ${config.meta.instagram ? "on" : "off (set IG_ACCOUNT_ID and IG_ACCESS_TOKEN)"}`,
+    `  WhatsApp:    ${onOff(config, "whatsapp", "WA_PHONE_NUMBER_ID and WA_ACCESS_TOKEN")}`,
+    `  Instagram:   ${onOff(config, "instagram", "IG_ACCOUNT_ID and IG_ACCESS_TOKEN")}`,
+    `  Messenger:   ${onOff(config, "messenger", "FB_PAGE_ID and FB_PAGE_ACCESS_TOKEN")}`,
     "",
   );
   return lines.join("\n");
+}
+
+function onOff(config: Config, channel: MetaChannel, settings: string): string {
+  const ids = accountsOf(config.meta.accounts, channel).map((account) => account.id);
+  return ids.length > 0 ? `on (${ids.join(", ")})` : `off (set ${settings}, or META_ACCOUNTS)`;
 }
 
 async function main(): Promise<void> {

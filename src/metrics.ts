@@ -28,6 +28,19 @@ export function createMetrics() {
       registers: [registry],
     }),
     webhooks: counter("hub_meta_webhooks_total", "Meta webhook deliveries committed", ["source"]),
+    metaEvents: counter("hub_meta_events_total", "Meta webhook events processed, by what they meant", [
+      "channel",
+      "outcome",
+    ]),
+    metaIgnored: counter("hub_meta_events_ignored_total", "Meta webhook events with nothing to do, by reason", [
+      "channel",
+      "reason",
+    ]),
+    metaStatusesDropped: counter(
+      "hub_meta_statuses_dropped_total",
+      "Meta statuses for a message the hub never sent (after a short wait for its send to be recorded)",
+      ["channel"],
+    ),
   };
 }
 

@@ -143,6 +143,36 @@ const rows: [string, Partial<RouteConversation>, RouteItem, { action: string; re
     { action: "fail", reason: "window_closed" },
   ],
   [
+    "Messenger, window open",
+    { channel: "messenger", lastInboundAt: hoursAgo(23) },
+    agent,
+    { action: "send", reason: "window_open" },
+  ],
+  [
+    "Messenger, window closed: held for the next message, no template",
+    { channel: "messenger", lastInboundAt: hoursAgo(25) },
+    agent,
+    { action: "await_reply", reason: "window_closed_messenger" },
+  ],
+  [
+    "a human's reply on Messenger 2 days out: HUMAN_AGENT tag",
+    { channel: "messenger", control: "human", lastInboundAt: hoursAgo(48) },
+    human,
+    { action: "send", reason: "human_agent_tag" },
+  ],
+  [
+    "a human's reply on Messenger 8 days out: refused",
+    { channel: "messenger", control: "human", lastInboundAt: hoursAgo(8 * 24) },
+    human,
+    { action: "fail", reason: "window_closed" },
+  ],
+  [
+    "human control, Messenger: held",
+    { channel: "messenger", control: "human", lastInboundAt: hoursAgo(1) },
+    agent,
+    { action: "hold", reason: "human_control" },
+  ],
+  [
     "WhatsApp not configured on this hub",
     { channel: "whatsapp", lastInboundAt: hoursAgo(1), channelEnabled: false },
     agent,

@@ -24,6 +24,7 @@
     flutter: "Flutter",
     whatsapp: "WhatsApp",
     instagram: "Instagram",
+    messenger: "Messenger",
   };
 
   const $ = (id) => document.getElementById(id);
@@ -310,7 +311,11 @@
             }),
           ]),
           el("div", { class: "row badges" }, [
-            chip(CHANNEL_LABEL[conversation.channel] || conversation.channel, "channel"),
+            chip(
+              CHANNEL_LABEL[conversation.channel] || conversation.channel,
+              "channel",
+              conversation.account ? `via ${conversation.account}` : undefined,
+            ),
             controlBadge(conversation),
             el("span", {
               class: "chip chip-held held-count",
@@ -417,6 +422,8 @@
       controlBadge(conversation),
     ];
     if (conversation.name) meta.push(el("span", { class: "muted", text: `contact ${conversation.contact}` }));
+    // Meta channels: which of the hub's numbers, accounts or pages the person writes to (replies leave from it).
+    if (conversation.account) meta.push(el("span", { class: "muted", text: `via ${conversation.account}` }));
     if (conversation.window && !["web", "ios", "android", "flutter"].includes(conversation.channel)) {
       meta.push(
         conversation.window.open
@@ -551,6 +558,16 @@
               text: "Held: not sent to the person. The agent gets it when the conversation is handed back.",
             })
           : null,
+        message.editedAt
+          ? el("div", {
+              class: "entry-note muted",
+              text: `edited ${formatTime(message.editedAt, true)}${(message.edits || []).length ? ` — before: ${message.edits.map((e) => e.text).join(" / ")}` : ""}`,
+            })
+          : null,
+        message.deletedAt
+          ? el("div", { class: "entry-note", text: `deleted by the person ${formatTime(message.deletedAt, true)}` })
+          : null,
+        message.reaction ? el("div", { class: "entry-note muted", text: `reaction: ${message.reaction}` }) : null,
         message.statusReason && !held
           ? el("div", { class: "entry-note muted", text: `reason: ${message.statusReason.replace(/_/g, " ")}` })
           : null,

@@ -65,12 +65,12 @@ export async function postHumanMessage(
       "window_closed",
       conversation.channel === "whatsapp"
         ? "the WhatsApp window is closed: only a template can reach this person until they write again"
-        : "more than 7 days since the person's last message: Instagram allows no reply until they write again",
+        : `more than 7 days since the person's last message: ${conversation.channel === "messenger" ? "Messenger" : "Instagram"} allows no reply until they write again`,
     );
   }
   return postDirectMessage(
     ctx,
-    conversation.id,
+    conversation,
     "human",
     text,
     agent ? { agent: { id: agent.id, name: agent.name } } : undefined,

@@ -10,6 +10,8 @@ import { conversationFromJson, type ConversationRow } from "../delivery/rows.js"
 export interface ConversationView {
   id: string;
   channel: string;
+  /** Meta channels: the hub's number, account or page the person writes to. */
+  account: string;
   contact: string;
   name: string | null;
   control: string;
@@ -21,13 +23,14 @@ export interface ConversationView {
 
 type AnyConversation = Pick<
   Conversation,
-  "id" | "channel" | "contact" | "name" | "control" | "lastInboundAt" | "createdAt"
+  "id" | "channel" | "account" | "contact" | "name" | "control" | "lastInboundAt" | "createdAt"
 > & { humanAgent: unknown };
 
 export function conversationView(conversation: AnyConversation, now: Date): ConversationView {
   return {
     id: conversation.id,
     channel: conversation.channel,
+    account: conversation.account,
     contact: conversation.contact,
     name: conversation.name,
     control: conversation.control,
@@ -60,6 +63,52 @@ export async function findOrCreateConversation(
     [input.channel, input.account ?? "", input.contact],
   );
   return { conversation: existing!, created: false };
+}
+
+/**
+ * The conversation of a person writing to one of the hub's Meta accounts. On WhatsApp a person may be known
+ * by their phone (wa_id), by their business-scoped user id (BSUID) or by both: a message carrying both finds
+ * the conversation started under either, and what it learns is kept (the wa_id becomes the contact, so
+ * replies go to the number; the BSUID is remembered for messages that hide the number).
+ */
+export async function findOrCreateMetaConversation(
+  sql: SqlQuery,
+  input: { channel: Channel; account: string; contact: string; userId: string | null; name: string | null },
+): Promise<ConversationRow> {
+  const known = await sql.query<ConversationRow>(
+    `SELECT * FROM "Conversation" WHERE channel = $1 AND account = $2 AND (contact = $3 OR "userId" = $4)
+     ORDER BY (contact = $3) DESC LIMIT 1`,
+    [input.channel, input.account, input.contact, input.userId],
+  );
+  let conversation = known[0];
+  if (!conversation) {
+    const { conversation: created } = await findOrCreateConversation(sql, {
+      channel: input.channel,
+      account: input.account,
+      contact: input.contact,
+      name: input.name ?? undefined,
+    });
+    conversation = created;
+  }
+  const learnsNumber = input.userId !== null && conversation.contact === conversation.userId && input.contact !== input.userId;
+  const learnsUserId = input.userId !== null && conversation.userId === null;
+  if (learnsNumber || learnsUserId || (input.name && !conversation.name)) {
+    // Guarded: another conversation may already hold that number or BSUID (both started before either
+    // was known to be the same person); then this one keeps what it has.
+    const [updated] = await sql.query<ConversationRow>(
+      `UPDATE "Conversation" c SET
+         contact = CASE WHEN $2 AND NOT EXISTS (SELECT 1 FROM "Conversation" o WHERE o.channel = c.channel
+                          AND o.account = c.account AND o.contact = $3 AND o.id <> c.id) THEN $3 ELSE c.contact END,
+         "userId" = CASE WHEN c."userId" IS NULL AND NOT EXISTS (SELECT 1 FROM "Conversation" o
+                          WHERE o.channel = c.channel AND o.account = c.account AND o."userId" = $4 AND o.id <> c.id)
+                         THEN $4 ELSE c."userId" END,
+         name = coalesce(c.name, $5), "updatedAt" = now()
+       WHERE c.id = $1::uuid RETURNING *`,
+      [conversation.id, learnsNumber, input.contact, input.userId, input.name],
+    );
+    if (updated) conversation = updated;
+  }
+  return conversation;
 }
 
 export async function conversationExists(sql: SqlQuery, id: string): Promise<boolean> {

@@ -1,23 +1,37 @@
 // A message written for the person as it is — by the agent runtime on its own, or by a human agent: an
-// outgoing message, pending, routed by the conversation's next turn.
+// outgoing message, pending, routed by the conversation's next turn. Longer than the channel takes, it is
+// stored as several messages (delivery/text-limits.ts), sent in order; the first is returned, the rest
+// follow it.
 import { randomUUID } from "node:crypto";
 import type { HubContext } from "../context.js";
 import type { MessageRow } from "../delivery/rows.js";
+import { splitForChannel } from "../delivery/text-limits.js";
+import type { Channel } from "../delivery/channel-port.js";
 import { requestTurn } from "./inbound.js";
 
 export async function postDirectMessage(
   ctx: HubContext,
-  conversationId: string,
+  conversation: { id: string; channel: Channel },
   role: "agent" | "human",
   text: string,
   data?: unknown,
 ): Promise<MessageRow> {
-  const [message] = await ctx.sql.query<MessageRow>(
+  const texts = splitForChannel(conversation.channel, text);
+  const parts = await ctx.sql.query<MessageRow>(
     `INSERT INTO "Message" (id, "conversationId", role, text, data, status, "createdAt", "updatedAt")
-     VALUES ($1::uuid, $2::uuid, $3, $4, $5::jsonb, 'pending', $6, $6) RETURNING *`,
-    [randomUUID(), conversationId, role, text, data === undefined ? null : JSON.stringify(data), ctx.now()],
+     SELECT p.id, $1::uuid, $2, p.text, $3::jsonb, 'pending', $4, $4
+     FROM unnest($5::uuid[], $6::text[]) WITH ORDINALITY AS p(id, text, n) ORDER BY p.n RETURNING *`,
+    [
+      conversation.id,
+      role,
+      data === undefined ? null : JSON.stringify(data),
+      ctx.now(),
+      texts.map(() => randomUUID()),
+      texts,
+    ],
   );
-  ctx.changes.publish({ type: "messages", conversationId, messages: [message!] });
-  await requestTurn(ctx, conversationId);
-  return message!;
+  parts.sort((a, b) => Number(a.seq) - Number(b.seq));
+  ctx.changes.publish({ type: "messages", conversationId: conversation.id, messages: parts });
+  await requestTurn(ctx, conversation.id);
+  return parts[0]!;
 }

@@ -13,6 +13,11 @@ export interface MessageView {
   status: string | null;
   decision: string | null;
   statusReason: string | null;
+  /** Meta channels: the person's edit (earlier texts in `edits`), deletion and reaction, when there is one. */
+  editedAt?: string;
+  edits?: unknown;
+  deletedAt?: string;
+  reaction?: string;
   createdAt: string;
 }
 
@@ -29,7 +34,7 @@ type AnyMessage = Pick<
   | "decision"
   | "statusReason"
   | "createdAt"
-> & { data: unknown };
+> & { data: unknown } & Partial<Pick<MessageRow, "editedAt" | "edits" | "deletedAt" | "reaction">>;
 
 export function messageView(message: AnyMessage): MessageView {
   return {
@@ -43,6 +48,9 @@ export function messageView(message: AnyMessage): MessageView {
     status: message.status,
     decision: message.decision,
     statusReason: message.statusReason,
+    ...(message.editedAt ? { editedAt: message.editedAt.toISOString(), edits: message.edits } : {}),
+    ...(message.deletedAt ? { deletedAt: message.deletedAt.toISOString() } : {}),
+    ...(message.reaction ? { reaction: message.reaction } : {}),
     createdAt: message.createdAt.toISOString(),
   };
 }

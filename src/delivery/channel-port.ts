@@ -3,9 +3,9 @@
 // passing reason throws SendDeferredError (channels/meta/deferred.ts) so the turn is retried.
 import type { ConversationRow, MessageRow } from "./rows.js";
 
-export type Channel = "web" | "ios" | "android" | "flutter" | "whatsapp" | "instagram";
+export type Channel = "web" | "ios" | "android" | "flutter" | "whatsapp" | "instagram" | "messenger";
 export const WIDGET_CHANNELS: readonly Channel[] = ["web", "ios", "android", "flutter"];
-export const CHANNELS: readonly Channel[] = [...WIDGET_CHANNELS, "whatsapp", "instagram"];
+export const CHANNELS: readonly Channel[] = [...WIDGET_CHANNELS, "whatsapp", "instagram", "messenger"];
 export const isWidgetChannel = (channel: string) => (WIDGET_CHANNELS as readonly string[]).includes(channel);
 
 /** What a channel needs of a conversation and a message to send it. */

@@ -364,6 +364,47 @@ export function deliveryState(sql: Sql, changes: Changes, now: () => Date) {
       return row?.known === true;
     },
 
+    /**
+     * The person deleted (unsent) a message, or the business deleted its own from Meta's apps: marked
+     * deleted (the agent's history leaves it out), and an input not answered yet is withdrawn. `known` is
+     * false when no such message is in the timeline.
+     */
+    async withdrawMessage(target: { channel: string; account: string; externalId: string }) {
+      const at = now();
+      const [row] = await sql.query<{ message: Record<string, unknown> | null; known: boolean }>(
+        `WITH target AS (
+           SELECT m.id FROM "Message" m JOIN "Conversation" c ON c.id = m."conversationId"
+           WHERE m."externalId" = $3 AND c.channel = $1 AND c.account = $2),
+         deleted AS (
+           UPDATE "Message" m SET "deletedAt" = $4, "updatedAt" = $4 FROM target
+           WHERE m.id = target.id AND m."deletedAt" IS NULL RETURNING m.*),
+         withdrawn AS (
+           UPDATE "TurnInput" SET state = 'superseded', decision = 'superseded', reason = 'deleted', "updatedAt" = $4
+           WHERE "messageId" IN (SELECT id FROM deleted) AND state IN ('pending', 'held', 'awaiting_reply') RETURNING id)
+         SELECT (SELECT row_to_json(deleted) FROM deleted) AS message, EXISTS (SELECT 1 FROM target) AS known`,
+        [target.channel, target.account, target.externalId, at],
+      );
+      const message = row?.message ? messageFromJson(row.message) : undefined;
+      if (message) publish(message.conversationId, [message]);
+      return { known: row?.known === true, message };
+    },
+
+    /**
+     * The person read the business's messages on a Meta channel: up to a message (Instagram names one) or up
+     * to a time (Messenger's watermark). What was sent or delivered becomes read.
+     */
+    async markReadUpTo(conversationId: string, upTo: { externalId: string | null; watermark: Date | null }) {
+      const changed = await sql.query<MessageRow>(
+        `WITH upto AS (SELECT seq FROM "Message" WHERE "conversationId" = $1::uuid AND "externalId" = $2)
+         UPDATE "Message" SET status = 'read', "updatedAt" = $4
+         WHERE "conversationId" = $1::uuid AND role IN ('agent', 'human', 'template') AND status IN ('sent', 'delivered')
+           AND (seq <= (SELECT seq FROM upto) OR "createdAt" <= $3::timestamp) RETURNING *`,
+        [conversationId, upTo.externalId, upTo.watermark, now()],
+      );
+      publish(conversationId, changed);
+      return changed.length;
+    },
+
     /** Messages a client confirmed it holds (a widget's ack, or its history): delivered. */
     async markDelivered(conversationId: string, ids: string[]): Promise<void> {
       if (ids.length === 0) return;

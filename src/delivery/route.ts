@@ -3,7 +3,7 @@
 import { WINDOW_MS } from "./window.js";
 import { WIDGET_CHANNELS, type Channel } from "./channel-port.js";
 
-/** Instagram lets a human agent answer up to 7 days after the person's last message (HUMAN_AGENT tag). */
+/** Instagram and Messenger let a human agent answer up to 7 days after the person's last message (HUMAN_AGENT tag). */
 export const HUMAN_AGENT_TAG_MS = 7 * 24 * 3_600_000;
 
 export interface RouteConversation {
@@ -34,7 +34,11 @@ export type Route =
   | {
       action: "await_reply";
       decision: "awaiting_reply";
-      reason: "template_sent_this_period" | "window_closed_no_template" | "window_closed_instagram";
+      reason:
+        | "template_sent_this_period"
+        | "window_closed_no_template"
+        | "window_closed_instagram"
+        | "window_closed_messenger";
     }
   | { action: "fail"; decision: "failed"; reason: "channel_off" | "window_closed" };
 
@@ -52,14 +56,19 @@ export function route(conversation: RouteConversation, item: RouteItem, now: Dat
     (conversation.lastInboundAt === null || conversation.windowClosedAt > conversation.lastInboundAt);
   if (sinceInbound < WINDOW_MS && !metaClosed) return { action: "send", decision: "sent", reason: "window_open" };
 
+  // Instagram and Messenger have no templates; a human agent may answer with the HUMAN_AGENT tag for 7 days.
+  const tagged = conversation.channel === "instagram" || conversation.channel === "messenger";
   if (item.author === "human") {
-    if (conversation.channel === "instagram" && sinceInbound < HUMAN_AGENT_TAG_MS) {
+    if (tagged && sinceInbound < HUMAN_AGENT_TAG_MS) {
       return { action: "send", decision: "sent", reason: "human_agent_tag" };
     }
     return { action: "fail", decision: "failed", reason: "window_closed" };
   }
   if (conversation.channel === "instagram") {
     return { action: "await_reply", decision: "awaiting_reply", reason: "window_closed_instagram" };
+  }
+  if (conversation.channel === "messenger") {
+    return { action: "await_reply", decision: "awaiting_reply", reason: "window_closed_messenger" };
   }
   const templateThisPeriod =
     conversation.templateSentAt !== null &&

@@ -8,6 +8,8 @@ export interface ConversationRow {
   channel: Channel;
   account: string;
   contact: string;
+  /** WhatsApp: the person's business-scoped user id, when Meta gave one. */
+  userId: string | null;
   name: string | null;
   control: "agent" | "human";
   humanAgent: { id: string; name: string } | null;
@@ -33,6 +35,11 @@ export interface MessageRow {
   turnId: string | null;
   decision: string | null;
   statusReason: string | null;
+  editedAt: Date | null;
+  /** Earlier texts of an edited message, oldest first. */
+  edits: { text: string | null; at: string; editId?: string }[] | null;
+  deletedAt: Date | null;
+  reaction: string | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -74,6 +81,8 @@ export function messageFromJson(row: JsonRow): MessageRow {
   return {
     ...row,
     seq: String(row.seq),
+    editedAt: date(row.editedAt),
+    deletedAt: date(row.deletedAt),
     createdAt: date(row.createdAt)!,
     updatedAt: date(row.updatedAt)!,
   } as MessageRow;

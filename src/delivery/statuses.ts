@@ -8,7 +8,8 @@ export type InputKind = "user_message" | "tool_result" | "tool_failed" | "progre
 /** pending → answered (by a reply) | held (human control) | awaiting_reply (closed window) | superseded | failed. */
 export type InputState = "pending" | "held" | "awaiting_reply" | "answered" | "superseded" | "failed";
 
-export type MessageRole = "user" | "agent" | "human" | "tool_call" | "tool_result" | "template" | "progress";
+/** `event`: something the person did that is recorded but asks for no answer (a referral, a system notice). */
+export type MessageRole = "user" | "agent" | "human" | "tool_call" | "tool_result" | "template" | "progress" | "event";
 
 /**
  * Where an outgoing message (or an input's timeline entry, which follows its answer) stands: `pending`

@@ -50,7 +50,7 @@ export async function readTurnSnapshot(
           FROM "Job" j WHERE j."conversationId" = $1::uuid AND j.status = 'running') r) AS running,
        CASE WHEN $2::boolean THEN (SELECT coalesce(json_agg(h ORDER BY h.seq), '[]') FROM (
           SELECT id, seq, role, text, data, "toolCallId", "createdAt" FROM "Message"
-          WHERE "conversationId" = $1::uuid ORDER BY seq DESC LIMIT $3) h) END AS history`,
+          WHERE "conversationId" = $1::uuid AND "deletedAt" IS NULL ORDER BY seq DESC LIMIT $3) h) END AS history`,
     [conversationId, options.history, HISTORY_SIZE],
   );
   if (!row?.conversation) return undefined;

@@ -7,6 +7,7 @@ import { randomUUID } from "node:crypto";
 import type { TurnInput, TurnRequest } from "../agent/agent-port.js";
 import type { HubContext } from "../context.js";
 import { deliver } from "./deliver.js";
+import { splitForChannel } from "./text-limits.js";
 import type { ConversationRow, TurnInputRow } from "./rows.js";
 import { readTurnSnapshot, type TurnSnapshot } from "./turn-snapshot.js";
 
@@ -41,7 +42,8 @@ export async function runTurn(ctx: HubContext, conversationId: string): Promise<
     conversationId,
     turnId: randomUUID(),
     inputs,
-    texts: reply.messages.map((message) => message.text),
+    // Longer than the channel takes: several messages, in order (split where a reader would pause).
+    texts: reply.messages.flatMap((message) => splitForChannel(conversation.channel, message.text)),
     jobId: singleJob(inputs),
   });
   if (committed === "superseded") {

@@ -1,18 +1,19 @@
 // Meta webhooks: each delivery is committed as it came (so answering 200 never loses it), then processed
-// from a queue. Meta retries and duplicates; every effect is idempotent on Meta's own ids.
+// from a queue: read into events (whatsapp-webhook.ts, messaging-webhook.ts), each applied by what it
+// means (meta-event.ts). Meta retries and duplicates; every effect is idempotent on Meta's own ids.
 import { randomUUID } from "node:crypto";
 import { Worker, type Job as QueueJob } from "bullmq";
 import type { HubContext } from "../../context.js";
-import { findOrCreateConversation } from "../../conversations/conversations.js";
+import { findOrCreateMetaConversation } from "../../conversations/conversations.js";
 import { receiveUserMessage, requestTurn } from "../../conversations/inbound.js";
 import { META_STATUS_RANK, type MetaStatus } from "../../delivery/statuses.js";
-import type { MessageRow } from "../../delivery/rows.js";
 import { errorKey } from "../../log-throttle.js";
 import { QUEUE_NAMES } from "../../queues.js";
-import { parseInstagramWebhook, type InstagramEvent } from "../instagram/instagram-webhook.js";
-import { parseWhatsAppWebhook, type WhatsAppEvent } from "../whatsapp/whatsapp-webhook.js";
+import { parseWhatsAppWebhook } from "../whatsapp/whatsapp-webhook.js";
+import type { MetaEvent } from "./meta-event.js";
+import { parseMessagingWebhook } from "./messaging-webhook.js";
 
-export type WebhookSource = "whatsapp" | "instagram";
+export type WebhookSource = "whatsapp" | "instagram" | "messenger";
 
 const WEBHOOK_JOB = {
   attempts: 8,
@@ -45,78 +46,114 @@ export async function sweepWebhooks(ctx: HubContext, olderThanMs = 30_000): Prom
 }
 
 export async function processWebhook(ctx: HubContext, eventId: string): Promise<void> {
-  const [event] = await ctx.sql.query<{ source: string; body: unknown; processedAt: Date | null }>(
-    `SELECT source, body, "processedAt" FROM "WebhookEvent" WHERE id = $1::uuid`,
+  const [event] = await ctx.sql.query<{ source: string; body: unknown; receivedAt: Date; processedAt: Date | null }>(
+    `SELECT source, body, "receivedAt", "processedAt" FROM "WebhookEvent" WHERE id = $1::uuid`,
     [eventId],
   );
   if (!event || event.processedAt) return;
-  // Every event is applied; one that must wait (a status ahead of its send) retries the delivery after.
+  // Every event is applied; one that must wait (a status ahead of its send) retries the delivery after,
+  // and the others are idempotent on Meta's ids.
   let retry: unknown;
-  const apply = async (work: Promise<void>) => {
+  for (const item of parseWebhook(event.source, event.body)) {
     try {
-      await work;
+      await applyEvent(ctx, item, event.receivedAt);
     } catch (error) {
       retry ??= error;
     }
-  };
-  if (event.source === "whatsapp") {
-    for (const item of parseWhatsAppWebhook(event.body)) await apply(applyWhatsApp(ctx, item));
-  } else {
-    for (const item of parseInstagramWebhook(event.body)) await apply(applyInstagram(ctx, item));
   }
   if (retry) throw retry;
   await ctx.sql.query(`UPDATE "WebhookEvent" SET "processedAt" = $2 WHERE id = $1::uuid`, [eventId, ctx.now()]);
 }
 
-async function applyWhatsApp(ctx: HubContext, event: WhatsAppEvent): Promise<void> {
-  if (event.kind === "status") return applyStatus(ctx, event);
-  const { conversation } = await findOrCreateConversation(ctx.sql, {
-    channel: "whatsapp",
-    account: event.account,
-    contact: event.contact,
-    name: event.name ?? undefined,
-  });
-  await receiveUserMessage(ctx, {
-    conversationId: conversation.id,
-    text: event.text,
-    externalId: event.id,
-    sentAt: event.at,
-    data: { type: event.type, message: event.raw },
-  });
+export function parseWebhook(source: string, body: unknown): MetaEvent[] {
+  if (source === "whatsapp") return parseWhatsAppWebhook(body);
+  if (source === "instagram" || source === "messenger") return parseMessagingWebhook(source, body);
+  return [{ kind: "ignored", channel: "whatsapp", account: "", reason: `object ${source}` }];
 }
 
-async function applyInstagram(ctx: HubContext, event: InstagramEvent): Promise<void> {
-  const { conversation } = await findOrCreateConversation(ctx.sql, {
-    channel: "instagram",
-    account: event.account,
-    contact: event.contact,
-  });
-  if (event.kind === "message") {
-    await receiveUserMessage(ctx, {
-      conversationId: conversation.id,
-      text: event.text,
-      externalId: event.id,
-      sentAt: event.at,
-      data: event.raw,
-    });
-    return;
+async function applyEvent(ctx: HubContext, event: MetaEvent, receivedAt: Date): Promise<void> {
+  const ignore = (reason: string) => {
+    ctx.metrics.metaIgnored.inc({ channel: event.channel, reason: reason.split(" ")[0]! });
+    ctx.log.info({ channel: event.channel, account: event.account, reason }, "meta event ignored");
+  };
+  if (event.kind === "ignored") return ignore(event.reason);
+  // One app gets the webhooks of every number, account and page it is subscribed to; the hub answers only
+  // for its own, and only ever from the one the person wrote to.
+  if (!ctx.config.meta.accounts.some((a) => a.channel === event.channel && a.id === event.account)) {
+    return ignore(`account_not_served ${event.account}`);
   }
-  // An echo of what the account sent: the hub's own sends are already recorded under this id; anything else
-  // was written by a person in Instagram's app, and is recorded (never answered).
-  const echoed = await ctx.sql.query<MessageRow>(
-    `INSERT INTO "Message" (id, "conversationId", role, text, "externalId", status, decision, "statusReason",
-       "createdAt", "updatedAt")
-     VALUES ($1::uuid, $2::uuid, 'human', $3, $4, 'sent', 'sent', 'echo', $5, $6)
-     ON CONFLICT DO NOTHING RETURNING *`,
-    [randomUUID(), conversation.id, event.text, event.id, event.at, ctx.now()],
-  );
-  ctx.changes.publish({ type: "messages", conversationId: conversation.id, messages: echoed });
+  ctx.metrics.metaEvents.inc({ channel: event.channel, outcome: event.kind });
+  if (event.kind === "status") return applyStatus(ctx, event, receivedAt);
+  const target = (externalId: string) => ({ channel: event.channel, account: event.account, externalId });
+  switch (event.kind) {
+    case "message": {
+      const conversation = await metaConversation(ctx, event);
+      await receiveUserMessage(ctx, {
+        conversationId: conversation.id,
+        text: event.text,
+        externalId: event.id,
+        sentAt: event.at,
+        data: event.data,
+      });
+      return;
+    }
+    case "record": {
+      const conversation = await metaConversation(ctx, event);
+      await ctx.messageChanges.recordOnly({
+        conversationId: conversation.id,
+        role: event.role,
+        why: event.why,
+        text: event.text,
+        externalId: event.id,
+        data: event.data,
+        at: event.at,
+      });
+      return;
+    }
+    case "edit": {
+      const { known } = await ctx.messageChanges.edit(target(event.target), event);
+      if (!known) ignore("edit_of_unknown_message");
+      return;
+    }
+    case "delete": {
+      const { known } = await ctx.delivery.withdrawMessage(target(event.target));
+      if (!known) ignore("delete_of_unknown_message");
+      return;
+    }
+    case "reaction": {
+      const { known } = await ctx.messageChanges.react(target(event.target), event.emoji);
+      if (!known) ignore("reaction_to_unknown_message");
+      return;
+    }
+    case "read": {
+      const [conversation] = await ctx.sql.query<{ id: string }>(
+        `SELECT id FROM "Conversation" WHERE channel = $1 AND account = $2 AND contact = $3`,
+        [event.channel, event.account, event.person.id],
+      );
+      if (conversation) await ctx.delivery.markReadUpTo(conversation.id, { externalId: event.target, watermark: event.watermark });
+      return;
+    }
+  }
 }
 
-/** How long a status for an unknown wamid is retried before it is taken as someone else's message. */
-const STATUS_PATIENCE_MS = 10 * 60_000;
+function metaConversation(ctx: HubContext, event: Extract<MetaEvent, { person: unknown }>) {
+  return findOrCreateMetaConversation(ctx.sql, {
+    channel: event.channel,
+    account: event.account,
+    contact: event.person.id,
+    userId: event.person.userId,
+    name: event.person.name,
+  });
+}
 
-async function applyStatus(ctx: HubContext, event: Extract<WhatsAppEvent, { kind: "status" }>): Promise<void> {
+/**
+ * How long a status for an unknown message id waits for the send that produced it to be recorded (Meta
+ * can report a status before the send's answer is back): a few retries of the delivery, then it is
+ * taken as a status of a message the hub never sent (another app's, or one sent before the hub was).
+ */
+const STATUS_WAIT_MS = 15_000;
+
+async function applyStatus(ctx: HubContext, event: Extract<MetaEvent, { kind: "status" }>, receivedAt: Date): Promise<void> {
   const rank = META_STATUS_RANK[event.status as MetaStatus];
   if (!rank) return;
   const applied = await ctx.delivery.applyMetaStatus({
@@ -127,16 +164,16 @@ async function applyStatus(ctx: HubContext, event: Extract<WhatsAppEvent, { kind
     error: event.errors[0],
   });
   if (applied.outcome === "unknown") {
-    // Meta can report a status before the send that produced the wamid has been recorded: try again soon.
-    if (ctx.now().getTime() - event.at.getTime() < STATUS_PATIENCE_MS)
-      throw new Error("no message with this wamid yet");
+    if (ctx.now().getTime() - receivedAt.getTime() < STATUS_WAIT_MS) throw new Error("no message with this id yet");
+    ctx.metrics.metaStatusesDropped.inc({ channel: event.channel });
+    ctx.log.debug({ channel: event.channel, status: event.status }, "status for a message the hub did not send dropped");
     return;
   }
   // Accepted, then refused as outside the window: the conversation's next turn routes it again.
   if (applied.outcome === "resend") await requestTurn(ctx, applied.conversationId);
   // Failed after Meta accepted it: counted like a send refused at once (SPEC §4: timeline and metrics).
   if (applied.outcome === "applied" && applied.failed) {
-    ctx.metrics.sendFailures.inc({ channel: "whatsapp", code: String(event.errors[0]?.code ?? "unknown") });
+    ctx.metrics.sendFailures.inc({ channel: event.channel, code: String(event.errors[0]?.code ?? "unknown") });
   }
 }
 

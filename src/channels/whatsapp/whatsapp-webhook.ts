@@ -1,87 +1,229 @@
-// Reads WhatsApp Cloud API webhooks (`object: whatsapp_business_account`): inbound messages of any type
-// and status updates of what the hub sent. Batched entries and changes are flattened, in order.
-export type WhatsAppEvent =
-  | {
-      kind: "message";
-      account: string;
-      contact: string;
-      name: string | null;
-      id: string;
-      at: Date;
-      type: string;
-      text: string;
-      raw: unknown;
-    }
-  | { kind: "status"; id: string; status: string; at: Date; errors: { code: number; title: string }[] };
+// Reads WhatsApp Cloud API webhooks (`object: whatsapp_business_account`) into MetaEvents: the person's
+// messages of every type with readable text, their edits, deletions and reactions, echoes of what the
+// business sent from the WhatsApp Business app (`smb_message_echoes`), system notices, and statuses of
+// what the hub sent. Batched entries and changes are flattened, in order.
+import { idText, metaTime, type Addressed, type MetaEvent, type MetaPerson } from "../meta/meta-event.js";
 
-interface Value {
-  metadata?: { phone_number_id?: string };
-  contacts?: { wa_id?: string; profile?: { name?: string } }[];
-  messages?: Record<string, unknown>[];
-  statuses?: {
-    id?: string;
-    status?: string;
-    timestamp?: string;
-    errors?: { code?: number; title?: string; message?: string }[];
-  }[];
-}
+type Json = Record<string, unknown>;
 
-/** What the person said, whatever the message type; media and the rest are named by their type. */
-export function textOf(message: Record<string, unknown>): string {
-  const type = String(message.type ?? "unknown");
-  const part = (message[type] ?? {}) as Record<string, unknown>;
+const record = (value: unknown): Json =>
+  value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Json) : {};
+const list = (value: unknown): Json[] => (Array.isArray(value) ? value.map(record) : []);
+const str = (value: unknown): string => (typeof value === "string" ? value : idText(value));
+const seconds = (value: unknown) => metaTime(value, "s");
+
+/** What the person said or sent, as text the agent can read; never empty. */
+export function readableText(message: Json): string {
+  const type = str(message.type) || "unknown";
+  const part = record(message[type]);
+  const caption = (extra = "") => [str(part.caption), extra].filter(Boolean).join(" ");
   switch (type) {
     case "text":
-      return String((part as { body?: string }).body ?? "");
+      return str(part.body) || "[empty message]";
     case "button":
-      return String((part as { text?: string }).text ?? (part as { payload?: string }).payload ?? "");
-    case "interactive": {
-      const reply = (part.button_reply ?? part.list_reply ?? {}) as { title?: string };
-      return String(reply.title ?? "");
+      return withPayload(str(part.text) || str(part.payload), part.payload);
+    case "interactive":
+      return interactiveText(part);
+    case "image":
+    case "video":
+    case "sticker":
+      return tagged(type === "sticker" && part.animated ? "animated sticker" : type, caption());
+    case "audio":
+      return tagged(part.voice ? "voice message" : "audio");
+    case "document":
+      return tagged(part.filename ? `document: ${str(part.filename)}` : "document", caption());
+    case "location":
+      return locationText(part);
+    case "contacts":
+      return contactsText(message.contacts);
+    case "order":
+      return orderText(part);
+    case "unsupported":
+    case "unknown": {
+      const what = str(part.type);
+      const error = list(message.errors)[0];
+      return tagged(
+        `a message WhatsApp does not support${what ? ` (${what})` : ""}`,
+        error ? str(error.title) || str(error.message) : "",
+      );
     }
-    default: {
-      const caption = typeof part.caption === "string" ? ` ${part.caption}` : "";
-      return `[${type}]${caption}`;
-    }
+    default:
+      return tagged(`${type} message`);
   }
 }
 
-const seconds = (value: unknown) => new Date(Number(value ?? 0) * 1000);
+const tagged = (what: string, rest = "") => (rest ? `[${what}] ${rest}` : `[${what}]`);
 
-export function parseWhatsAppWebhook(body: unknown): WhatsAppEvent[] {
-  const events: WhatsAppEvent[] = [];
-  for (const entry of (body as { entry?: { changes?: { value?: Value }[] }[] }).entry ?? []) {
-    for (const change of entry.changes ?? []) {
-      const value = change.value ?? {};
-      const account = value.metadata?.phone_number_id ?? "";
-      for (const message of value.messages ?? []) {
-        const contact = String(message.from ?? "");
-        const profile = value.contacts?.find((c) => c.wa_id === contact)?.profile;
-        events.push({
-          kind: "message",
-          account,
-          contact,
-          name: profile?.name ?? null,
-          id: String(message.id ?? ""),
-          at: seconds(message.timestamp),
-          type: String(message.type ?? "unknown"),
-          text: textOf(message),
-          raw: message,
-        });
+function withPayload(title: string, payload: unknown): string {
+  const data = str(payload);
+  return data && data !== title ? `${title} (payload: ${data})` : title || "[empty reply]";
+}
+
+function interactiveText(part: Json): string {
+  const kind = str(part.type);
+  if (kind === "button_reply" || part.button_reply) {
+    const reply = record(part.button_reply);
+    return withPayload(str(reply.title), reply.id);
+  }
+  if (kind === "list_reply" || part.list_reply) {
+    const reply = record(part.list_reply);
+    const title = [str(reply.title), str(reply.description)].filter(Boolean).join(" — ");
+    return withPayload(title, reply.id);
+  }
+  if (kind === "nfm_reply" || part.nfm_reply) {
+    const reply = record(part.nfm_reply);
+    return tagged(`form${reply.name ? `: ${str(reply.name)}` : ""}`, formFields(reply.response_json) || str(reply.body));
+  }
+  // Meta sends an interactive message with no content when it could not read the person's reply.
+  return tagged("an interactive reply WhatsApp could not read");
+}
+
+/** A flow's answers: its fields as `name: value`, without the flow token. */
+function formFields(json: unknown): string {
+  let fields: Json;
+  try {
+    fields = record(typeof json === "string" ? JSON.parse(json) : json);
+  } catch {
+    return str(json);
+  }
+  return Object.entries(fields)
+    .filter(([key]) => key !== "flow_token")
+    .map(([key, value]) => `${key}: ${typeof value === "string" ? value : JSON.stringify(value)}`)
+    .join("; ");
+}
+
+function locationText(part: Json): string {
+  const place = [str(part.name), str(part.address)].filter(Boolean).join(", ");
+  const where = part.latitude !== undefined ? `(${str(part.latitude)}, ${str(part.longitude)})` : "";
+  return tagged("location", [place, where].filter(Boolean).join(" ") || str(part.url));
+}
+
+function contactsText(value: unknown): string {
+  const cards = list(value).map((card) => {
+    const name = record(card.name);
+    const who = str(name.formatted_name) || [str(name.first_name), str(name.last_name)].filter(Boolean).join(" ");
+    const phones = list(card.phones).map((phone) => str(phone.phone) || str(phone.wa_id));
+    const emails = list(card.emails).map((email) => str(email.email));
+    return [who, ...phones, ...emails].filter(Boolean).join(" ");
+  });
+  return tagged(cards.length === 1 ? "contact" : "contacts", cards.join("; "));
+}
+
+function orderText(part: Json): string {
+  const items = list(part.product_items).map(
+    (item) =>
+      `${str(item.quantity)} × ${str(item.product_retailer_id)}${item.item_price !== undefined ? ` at ${str(item.item_price)} ${str(item.currency)}` : ""}`,
+  );
+  const note = str(part.text);
+  return tagged(
+    `order${part.catalog_id ? ` from catalog ${str(part.catalog_id)}` : ""}`,
+    [items.join("; "), note ? `— "${note}"` : ""].filter(Boolean).join(" "),
+  );
+}
+
+/** The person a message is from: its contact entry (matched by wa_id, else the only one), else its own ids. */
+function personOf(message: Json, contacts: Json[], from: string): MetaPerson {
+  const contact = contacts.find((c) => from && str(c.wa_id) === from) ?? (contacts.length === 1 ? contacts[0] : undefined);
+  const waId = from || str(contact?.wa_id);
+  const userId = str(message.from_user_id) || str(contact?.user_id) || null;
+  return { id: waId || userId || "", userId, name: str(record(contact?.profile).name) || null };
+}
+
+export function parseWhatsAppWebhook(body: unknown): MetaEvent[] {
+  const events: MetaEvent[] = [];
+  for (const entry of list(record(body).entry)) {
+    for (const change of list(entry.changes)) {
+      const field = str(change.field);
+      const value = record(change.value);
+      const account = str(record(value.metadata).phone_number_id);
+      const contacts = list(value.contacts);
+      const base = { channel: "whatsapp" as const, account };
+      if (field !== "messages" && field !== "smb_message_echoes" && field !== "") {
+        events.push({ kind: "ignored", ...base, reason: `field ${field}` });
+        continue;
       }
-      for (const status of value.statuses ?? []) {
+      for (const message of list(value.messages)) {
+        const person = personOf(message, contacts, str(message.from));
+        events.push(messageEvent(message, { ...base, person, at: seconds(message.timestamp) }));
+      }
+      for (const echo of list(value.message_echoes)) {
+        // Sent by the business from the WhatsApp Business app: the person is the other party.
+        const display = str(record(value.metadata).display_phone_number);
+        const to = str(echo.to) && str(echo.to) !== display ? str(echo.to) : str(echo.from);
+        const contact = contacts[0];
+        const person: MetaPerson = {
+          id: str(contact?.wa_id) || to || str(echo.to_user_id),
+          userId: str(echo.to_user_id) || str(contact?.user_id) || null,
+          name: str(record(contact?.profile).name) || null,
+        };
+        events.push(echoEvent(echo, { ...base, person, at: seconds(echo.timestamp) }));
+      }
+      for (const status of list(value.statuses)) {
         events.push({
           kind: "status",
-          id: String(status.id ?? ""),
-          status: String(status.status ?? ""),
+          ...base,
+          id: str(status.id),
+          status: str(status.status),
           at: seconds(status.timestamp),
-          errors: (status.errors ?? []).map((error) => ({
+          errors: list(status.errors).map((error) => ({
             code: Number(error.code ?? 0),
-            title: String(error.title ?? error.message ?? ""),
+            title: str(error.title) || str(error.message),
           })),
         });
       }
     }
   }
-  return events.filter((event) => event.id);
+  return events;
+}
+
+function messageEvent(message: Json, at: Addressed): MetaEvent {
+  const id = str(message.id);
+  const type = str(message.type) || "unknown";
+  if (!id) return { kind: "ignored", channel: at.channel, account: at.account, reason: "message without an id" };
+  if (!at.person.id) return { kind: "ignored", channel: at.channel, account: at.account, reason: "message without a sender" };
+  switch (type) {
+    case "reaction": {
+      const reaction = record(message.reaction);
+      return { kind: "reaction", ...at, target: str(reaction.message_id), emoji: str(reaction.emoji) || null };
+    }
+    case "revoke":
+      return { kind: "delete", ...at, target: str(record(message.revoke).original_message_id) };
+    case "edit": {
+      const edit = record(message.edit);
+      return {
+        kind: "edit",
+        ...at,
+        target: str(edit.original_message_id),
+        editId: id,
+        text: readableText(record(edit.message)),
+      };
+    }
+    case "system": {
+      const system = record(message.system);
+      return {
+        kind: "record",
+        ...at,
+        id,
+        role: "event",
+        why: "system",
+        type,
+        text: str(system.body) || `[${str(system.type) || "system notice"}]`,
+        data: { type, message },
+      };
+    }
+    default:
+      return { kind: "message", ...at, id, type, text: readableText(message), data: { type, message } };
+  }
+}
+
+function echoEvent(echo: Json, at: Addressed): MetaEvent {
+  const id = str(echo.id);
+  const type = str(echo.type) || "unknown";
+  if (type === "revoke") return { kind: "delete", ...at, target: str(record(echo.revoke).original_message_id) };
+  if (type === "edit") {
+    const edit = record(echo.edit);
+    return { kind: "edit", ...at, target: str(edit.original_message_id), editId: id, text: readableText(record(edit.message)) };
+  }
+  if (!id) return { kind: "ignored", channel: at.channel, account: at.account, reason: "echo without an id" };
+  return { kind: "record", ...at, id, role: "human", why: "echo", type, text: readableText(echo), data: { type, message: echo } };
 }

@@ -1,14 +1,15 @@
 // Meta's webhooks: the subscription handshake, and signed deliveries committed before the 200.
 import express, { Router } from "express";
-import { storeWebhook } from "../../channels/meta/meta-webhooks.js";
+import { storeWebhook, type WebhookSource } from "../../channels/meta/meta-webhooks.js";
 import { verifyMetaSignature } from "../../channels/meta/webhook-signature.js";
 import type { HubContext } from "../../context.js";
 import { HubError, UnavailableError } from "../../errors.js";
 import { repairOrRefuse } from "../json-guard.js";
 
-const SOURCES: Record<string, "whatsapp" | "instagram"> = {
+const SOURCES: Record<string, WebhookSource> = {
   whatsapp_business_account: "whatsapp",
   instagram: "instagram",
+  page: "messenger",
 };
 
 export function metaWebhookRoutes(ctx: HubContext): Router {
@@ -42,10 +43,14 @@ export function metaWebhookRoutes(ctx: HubContext): Router {
     // Signed by Meta: a stray character is repaired, never a reason to refuse (Meta would retry for days).
     const body = repairOrRefuse(parsed) as { object?: unknown };
     const source = SOURCES[String(body.object)];
-    if (!source)
-      throw new HubError(400, "invalid_body", "unknown webhook object", [
-        { field: "object", message: "expected whatsapp_business_account or instagram" },
-      ]);
+    if (!source) {
+      // Signed by Meta, for a product this hub does not serve (a `user` or `permissions` subscription):
+      // a 4xx would be retried for days, so it is acknowledged and counted.
+      ctx.metrics.metaIgnored.inc({ channel: "none", reason: "object" });
+      ctx.log.info({ object: String(body.object) }, "meta webhook for an object this hub does not serve ignored");
+      res.json({ ok: true, ignored: "object" });
+      return;
+    }
     try {
       await storeWebhook(ctx, source, body);
     } catch (error) {

@@ -5,7 +5,9 @@ import type { HubContext } from "../../context.js";
 import { conversationView, findOrCreateConversation, getConversation } from "../../conversations/conversations.js";
 import { postDirectMessage } from "../../conversations/direct-messages.js";
 import { listMessages, messageView } from "../../conversations/timeline.js";
-import { CHANNELS } from "../../delivery/channel-port.js";
+import { accountsOf, type MetaChannel } from "../../channels/meta/meta-accounts.js";
+import { CHANNELS, isWidgetChannel } from "../../delivery/channel-port.js";
+import { HubError } from "../../errors.js";
 import { cancelJob, getJob, listJobs } from "../../jobs/jobs.js";
 import { startToolCall } from "../../jobs/start-tool-call.js";
 import { requireBearer, type Principal } from "../auth.js";
@@ -15,6 +17,8 @@ const createConversationBody = z.object({
   channel: z.enum(CHANNELS),
   contact: z.string().trim().min(1).max(200),
   name: z.string().trim().max(200).optional(),
+  /** Meta channels: which of the hub's numbers / accounts / pages; the channel's first by default. */
+  account: z.string().trim().min(1).max(100).optional(),
 });
 const messagesQuery = z.object({
   after: z.uuid().optional(),
@@ -35,14 +39,17 @@ export function v1Routes(ctx: HubContext): Router {
 
   router.post("/conversations", agentOnly, async (req, res) => {
     const body = parseInput(createConversationBody, req.body);
-    // Meta conversations belong to the configured account, as those created by inbound webhooks do.
-    const account =
-      body.channel === "whatsapp"
-        ? ctx.config.meta.whatsapp?.phoneNumberId
-        : body.channel === "instagram"
-          ? ctx.config.meta.instagram?.accountId
-          : undefined;
-    const { conversation, created } = await findOrCreateConversation(ctx.sql, { ...body, account: account ?? "" });
+    // Meta conversations belong to one of the hub's accounts, as those created by inbound webhooks do.
+    const served = isWidgetChannel(body.channel)
+      ? []
+      : accountsOf(ctx.config.meta.accounts, body.channel as MetaChannel).map((account) => account.id);
+    if (body.account !== undefined && !served.includes(body.account)) {
+      throw new HubError(400, "invalid_request", "this hub does not answer for that account", [
+        { field: "account", message: `expected one of: ${served.join(", ") || "(none configured for this channel)"}` },
+      ]);
+    }
+    const account = body.account ?? served[0] ?? "";
+    const { conversation, created } = await findOrCreateConversation(ctx.sql, { ...body, account });
     res.status(created ? 201 : 200).json({ conversation: conversationView(conversation, ctx.now()) });
   });
 
@@ -61,7 +68,7 @@ export function v1Routes(ctx: HubContext): Router {
   router.post("/conversations/:id/messages", agentOnly, async (req, res) => {
     const body = parseInput(agentMessageBody, req.body);
     const conversation = await getConversation(ctx.sql, req.params.id as string);
-    const message = await postDirectMessage(ctx, conversation.id, "agent", body.text);
+    const message = await postDirectMessage(ctx, conversation, "agent", body.text);
     res.status(201).json({ message: messageView(message) });
   });
 
