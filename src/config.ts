@@ -67,6 +67,8 @@ const envSchema = z.object({
   // The hub-wide template's components, as JSON in a tool file's `whatsapp_template.components` shape.
   WA_TEMPLATE_COMPONENTS: optional,
   WA_MPS: positiveInt(80),
+  // How long a status for a message id the hub does not know waits for its send to be recorded.
+  META_STATUS_WAIT_MS: positiveInt(15_000),
   IG_ACCOUNT_ID: optional,
   IG_ACCESS_TOKEN: optional,
   FB_PAGE_ID: optional,
@@ -137,6 +139,7 @@ export interface Config {
     accounts: MetaAccount[];
     defaultTemplate: WhatsappTemplate | undefined;
     waMps: number;
+    statusWaitMs: number;
   };
 }
 
@@ -234,6 +237,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       accounts,
       defaultTemplate: defaultTemplate(env),
       waMps: env.WA_MPS,
+      statusWaitMs: env.META_STATUS_WAIT_MS,
     },
   };
 }
@@ -252,7 +256,9 @@ function defaultTemplate(env: z.output<typeof envSchema>): WhatsappTemplate | un
     ...(components === undefined ? {} : { components }),
   });
   if (!parsed.success) {
-    const lines = parsed.error.issues.map((issue) => `  WA_TEMPLATE_COMPONENTS.${issue.path.join(".")}: ${issue.message}`);
+    const lines = parsed.error.issues.map(
+      (issue) => `  WA_TEMPLATE_COMPONENTS.${issue.path.join(".")}: ${issue.message}`,
+    );
     throw new ConfigError(`invalid configuration:\n${lines.join("\n")}`);
   }
   return parsed.data;

@@ -295,6 +295,7 @@ describe("the human-agent console", () => {
     expect(listed.find((c) => c.id === waiting)).toEqual({
       id: waiting,
       channel: "whatsapp",
+      account: graph.phoneNumberId,
       contact,
       name: "Test Person",
       control: "human",

@@ -229,7 +229,7 @@ describe("WhatsApp and Instagram", () => {
     const reply = await eventually(() => sentTo(who).find((m) => m.type === "text"), "the reply to the button");
     // In the order they were committed: the person's old message, the results, then their answer.
     expect(reply.text).toBe(
-      "you said: ¿hay novedades? | result: first result | result: second result | you said: Ver resultados",
+      "you said: ¿hay novedades? | result: first result | result: second result | you said: Ver resultados (payload: ver_resultados)",
     );
     await settle();
     expect(sentTo(who).filter((m) => m.type === "text")).toHaveLength(1);
@@ -441,8 +441,18 @@ describe("WhatsApp and Instagram", () => {
     const conversationFor = () => conversationOf("whatsapp", who);
     const cases = [
       { kind: "image", text: "a photo", stored: "[image] a photo", interactive: undefined },
-      { kind: "button_reply", text: "Yes, book it", stored: "Yes, book it", interactive: "button_reply" },
-      { kind: "list_reply", text: "Ñuñoa, Tuesday", stored: "Ñuñoa, Tuesday", interactive: "list_reply" },
+      {
+        kind: "button_reply",
+        text: "Yes, book it",
+        stored: "Yes, book it (payload: btn-yes_book_it)",
+        interactive: "button_reply",
+      },
+      {
+        kind: "list_reply",
+        text: "Ñuñoa, Tuesday",
+        stored: 'Ñuñoa, Tuesday — Choose "Ñuñoa, Tuesday" (payload: row-nunoa_tuesday)',
+        interactive: "list_reply",
+      },
     ] as const;
     for (const [i, sent] of cases.entries()) {
       const { id } = await graph.whatsappInbound(who, sent.text, { kind: sent.kind });
@@ -455,11 +465,7 @@ describe("WhatsApp and Instagram", () => {
       expect(data.type).toBe(sent.interactive ? "interactive" : "image");
       expect(data.message.interactive?.type).toBe(sent.interactive);
     }
-    expect(sentTo(who).map((m) => m.text)).toEqual([
-      "you said: [image] a photo",
-      "you said: Yes, book it",
-      "you said: Ñuñoa, Tuesday",
-    ]);
+    expect(sentTo(who).map((m) => m.text)).toEqual(cases.map((sent) => `you said: ${sent.stored}`));
   });
 
   it("5xx and 429 from Meta are retried and the result is sent once", async () => {
@@ -586,25 +592,25 @@ describe("WhatsApp and Instagram", () => {
     expect(sends[0]!.text!.startsWith(`result: ${"b".repeat(951)}😀`)).toBe(true);
   });
 
-  it("the same person writing to two phone numbers of the app has two conversations, one per (account, contact)", async () => {
+  it("a message to another phone number of the app, one this hub does not serve, is acknowledged, counted as ignored and never answered", async () => {
     const who = nextPerson();
     const toOurs = await graph.whatsappInbound(who, "to the number the hub serves");
     await eventually(() => sentTo(who)[0], "the reply");
-    await settle();
     const toOther = await graph.whatsappInbound(who, "to the other number", { phoneNumberId: OTHER_NUMBER });
+    expect(toOther.status).toBe(200);
     await settle();
     const ours = await conversationOf("whatsapp", who, graph.phoneNumberId);
-    const other = await conversationOf("whatsapp", who, OTHER_NUMBER);
-    expect(other.id).not.toBe(ours.id);
-    const userMessages = async (conversationId: string) =>
-      (await hub.db.message.findMany({ where: { conversationId, role: "user" } })).map((m) => [m.externalId, m.text]);
-    expect(await userMessages(ours.id)).toEqual([[toOurs.id, "to the number the hub serves"]]);
-    expect(await userMessages(other.id)).toEqual([[toOther.id, "to the other number"]]);
-    expect(sentTo(who)[0]).toMatchObject({ from: graph.phoneNumberId, text: "you said: to the number the hub serves" });
-    // Known bug, to be fixed with several numbers per hub: this hub serves one phone number and answers
-    // every WhatsApp conversation from it, so the reply to the message written to OTHER_NUMBER goes out
-    // from the hub's own number (it lands in the person's other chat). Deliberately not asserted here: a
-    // hub must answer from the number the person wrote to, or not at all.
+    const userMessages = (await hub.db.message.findMany({ where: { conversationId: ours.id, role: "user" } })).map(
+      (m) => [m.externalId, m.text],
+    );
+    expect(userMessages).toEqual([[toOurs.id, "to the number the hub serves"]]);
+    expect(await hub.db.conversation.count({ where: { account: OTHER_NUMBER } })).toBe(0);
+    expect(await hub.db.message.count({ where: { externalId: toOther.id } })).toBe(0);
+    expect(sentTo(who)).toEqual([
+      expect.objectContaining({ from: graph.phoneNumberId, text: "you said: to the number the hub serves" }),
+    ]);
+    const metrics = await (await fetch(`${hub.url}/metrics`)).text();
+    expect(metrics).toMatch(/hub_meta_events_ignored_total\{channel="whatsapp",reason="account_not_served"\} [1-9]/);
   });
 
   it("Instagram, window open: sent without a tag; echoes are recorded, not answered", async () => {
@@ -708,14 +714,21 @@ describe("WhatsApp without any template, Instagram off, WA_MPS 5", () => {
   });
 
   it("a conversation on a channel this hub has not configured (Instagram) records failed: channel_off and sends nothing", async () => {
-    const who = `ig-${nextPerson()}`;
-    await graph.instagramInbound(who, "hola por instagram");
-    const conversation = await conversationOf("instagram", who);
+    const created = await hub.api("POST", "/v1/conversations", { channel: "instagram", contact: `ig-${nextPerson()}` });
+    expect(created.status).toBe(201);
+    const conversation = created.body.conversation as { id: string };
+    const jobId = await startJob(conversation.id, "nowhere to send");
+    await backend.post(jobId, { result: "ok", message: "an answer" });
     await settle();
     expect((await timeline(conversation.id)).filter((m) => m.role === "agent")).toMatchObject([
-      { text: "you said: hola por instagram", status: "failed", decision: "failed", statusReason: "channel_off" },
+      { text: "result: an answer", status: "failed", decision: "failed", statusReason: "channel_off" },
     ]);
     expect(graph.attempts.filter((a) => a.channel === "instagram")).toEqual([]);
+    // And a person writing to an Instagram account this hub does not serve is not answered at all.
+    const who = `ig-${nextPerson()}`;
+    await graph.instagramInbound(who, "hola por instagram");
+    await settle();
+    expect(await hub.db.conversation.count({ where: { channel: "instagram", contact: who } })).toBe(0);
   });
 
   it("paces WhatsApp sends: a burst of results for different people never puts more than WA_MPS sends in any one second, and each is sent once", async () => {

@@ -90,7 +90,8 @@ export async function findOrCreateMetaConversation(
     });
     conversation = created;
   }
-  const learnsNumber = input.userId !== null && conversation.contact === conversation.userId && input.contact !== input.userId;
+  const learnsNumber =
+    input.userId !== null && conversation.contact === conversation.userId && input.contact !== input.userId;
   const learnsUserId = input.userId !== null && conversation.userId === null;
   if (learnsNumber || learnsUserId || (input.name && !conversation.name)) {
     // Guarded: another conversation may already hold that number or BSUID (both started before either

@@ -20,9 +20,15 @@ export function parseMessagingWebhook(channel: "instagram" | "messenger", body: 
   for (const entry of list(record(body).entry)) {
     const entryAccount = str(entry.id);
     for (const change of list(entry.changes)) {
-      events.push({ kind: "ignored", channel, account: entryAccount, reason: `field ${str(change.field) || "unknown"}` });
+      events.push({
+        kind: "ignored",
+        channel,
+        account: entryAccount,
+        reason: `field ${str(change.field) || "unknown"}`,
+      });
     }
-    for (const item of list(entry.messaging)) events.push(...[messagingEvent(channel, entryAccount, item, false)].flat());
+    for (const item of list(entry.messaging))
+      events.push(...[messagingEvent(channel, entryAccount, item, false)].flat());
     for (const item of list(entry.standby)) events.push(...[messagingEvent(channel, entryAccount, item, true)].flat());
   }
   return events;
@@ -100,7 +106,8 @@ function messagingEvent(
     const postback = record(item.postback);
     const title = str(postback.title);
     const payload = str(postback.payload);
-    const text = title && payload && title !== payload ? `${title} (payload: ${payload})` : title || payload || "[button]";
+    const text =
+      title && payload && title !== payload ? `${title} (payload: ${payload})` : title || payload || "[button]";
     // A postback may come without a mid: its sender, time and payload identify it (Meta's retries repeat them).
     const id = str(postback.mid) || `postback:${at.person.id}:${at.at.getTime()}:${payload}`;
     return { kind: "message", ...at, id, type: "postback", text, data: { type: "postback", event: item } };

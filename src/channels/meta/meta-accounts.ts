@@ -71,7 +71,8 @@ export function metaAccounts(env: AccountEnv): MetaAccount[] {
   const seen = new Set<string>();
   for (const account of accounts) {
     const key = `${account.channel}:${account.id}`;
-    if (seen.has(key)) throw new MetaAccountsError(`META_ACCOUNTS: ${account.channel} account ${account.id} is declared twice`);
+    if (seen.has(key))
+      throw new MetaAccountsError(`META_ACCOUNTS: ${account.channel} account ${account.id} is declared twice`);
     seen.add(key);
   }
   return accounts;

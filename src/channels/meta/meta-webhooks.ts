@@ -130,7 +130,8 @@ async function applyEvent(ctx: HubContext, event: MetaEvent, receivedAt: Date): 
         `SELECT id FROM "Conversation" WHERE channel = $1 AND account = $2 AND contact = $3`,
         [event.channel, event.account, event.person.id],
       );
-      if (conversation) await ctx.delivery.markReadUpTo(conversation.id, { externalId: event.target, watermark: event.watermark });
+      if (conversation)
+        await ctx.delivery.markReadUpTo(conversation.id, { externalId: event.target, watermark: event.watermark });
       return;
     }
   }
@@ -146,14 +147,11 @@ function metaConversation(ctx: HubContext, event: Extract<MetaEvent, { person: u
   });
 }
 
-/**
- * How long a status for an unknown message id waits for the send that produced it to be recorded (Meta
- * can report a status before the send's answer is back): a few retries of the delivery, then it is
- * taken as a status of a message the hub never sent (another app's, or one sent before the hub was).
- */
-const STATUS_WAIT_MS = 15_000;
-
-async function applyStatus(ctx: HubContext, event: Extract<MetaEvent, { kind: "status" }>, receivedAt: Date): Promise<void> {
+async function applyStatus(
+  ctx: HubContext,
+  event: Extract<MetaEvent, { kind: "status" }>,
+  receivedAt: Date,
+): Promise<void> {
   const rank = META_STATUS_RANK[event.status as MetaStatus];
   if (!rank) return;
   const applied = await ctx.delivery.applyMetaStatus({
@@ -164,9 +162,17 @@ async function applyStatus(ctx: HubContext, event: Extract<MetaEvent, { kind: "s
     error: event.errors[0],
   });
   if (applied.outcome === "unknown") {
-    if (ctx.now().getTime() - receivedAt.getTime() < STATUS_WAIT_MS) throw new Error("no message with this id yet");
+    // Meta can report a status before the send's answer is back: the delivery is retried for a short
+    // while (META_STATUS_WAIT_MS), then the status is taken as one of a message the hub never sent
+    // (another app's, or one sent before this hub was).
+    if (ctx.now().getTime() - receivedAt.getTime() < ctx.config.meta.statusWaitMs) {
+      throw new Error("no message with this id yet");
+    }
     ctx.metrics.metaStatusesDropped.inc({ channel: event.channel });
-    ctx.log.debug({ channel: event.channel, status: event.status }, "status for a message the hub did not send dropped");
+    ctx.log.debug(
+      { channel: event.channel, status: event.status },
+      "status for a message the hub did not send dropped",
+    );
     return;
   }
   // Accepted, then refused as outside the window: the conversation's next turn routes it again.

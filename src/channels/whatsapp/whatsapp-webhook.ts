@@ -72,7 +72,10 @@ function interactiveText(part: Json): string {
   }
   if (kind === "nfm_reply" || part.nfm_reply) {
     const reply = record(part.nfm_reply);
-    return tagged(`form${reply.name ? `: ${str(reply.name)}` : ""}`, formFields(reply.response_json) || str(reply.body));
+    return tagged(
+      `form${reply.name ? `: ${str(reply.name)}` : ""}`,
+      formFields(reply.response_json) || str(reply.body),
+    );
   }
   // Meta sends an interactive message with no content when it could not read the person's reply.
   return tagged("an interactive reply WhatsApp could not read");
@@ -123,7 +126,8 @@ function orderText(part: Json): string {
 
 /** The person a message is from: its contact entry (matched by wa_id, else the only one), else its own ids. */
 function personOf(message: Json, contacts: Json[], from: string): MetaPerson {
-  const contact = contacts.find((c) => from && str(c.wa_id) === from) ?? (contacts.length === 1 ? contacts[0] : undefined);
+  const contact =
+    contacts.find((c) => from && str(c.wa_id) === from) ?? (contacts.length === 1 ? contacts[0] : undefined);
   const waId = from || str(contact?.wa_id);
   const userId = str(message.from_user_id) || str(contact?.user_id) || null;
   return { id: waId || userId || "", userId, name: str(record(contact?.profile).name) || null };
@@ -180,7 +184,8 @@ function messageEvent(message: Json, at: Addressed): MetaEvent {
   const id = str(message.id);
   const type = str(message.type) || "unknown";
   if (!id) return { kind: "ignored", channel: at.channel, account: at.account, reason: "message without an id" };
-  if (!at.person.id) return { kind: "ignored", channel: at.channel, account: at.account, reason: "message without a sender" };
+  if (!at.person.id)
+    return { kind: "ignored", channel: at.channel, account: at.account, reason: "message without a sender" };
   switch (type) {
     case "reaction": {
       const reaction = record(message.reaction);
@@ -222,8 +227,23 @@ function echoEvent(echo: Json, at: Addressed): MetaEvent {
   if (type === "revoke") return { kind: "delete", ...at, target: str(record(echo.revoke).original_message_id) };
   if (type === "edit") {
     const edit = record(echo.edit);
-    return { kind: "edit", ...at, target: str(edit.original_message_id), editId: id, text: readableText(record(edit.message)) };
+    return {
+      kind: "edit",
+      ...at,
+      target: str(edit.original_message_id),
+      editId: id,
+      text: readableText(record(edit.message)),
+    };
   }
   if (!id) return { kind: "ignored", channel: at.channel, account: at.account, reason: "echo without an id" };
-  return { kind: "record", ...at, id, role: "human", why: "echo", type, text: readableText(echo), data: { type, message: echo } };
+  return {
+    kind: "record",
+    ...at,
+    id,
+    role: "human",
+    why: "echo",
+    type,
+    text: readableText(echo),
+    data: { type, message: echo },
+  };
 }
