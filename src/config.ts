@@ -257,7 +257,8 @@ function defaultTemplate(env: z.output<typeof envSchema>): WhatsappTemplate | un
   });
   if (!parsed.success) {
     const lines = parsed.error.issues.map(
-      (issue) => `  WA_TEMPLATE_COMPONENTS.${issue.path.join(".")}: ${issue.message}`,
+      // The components are the only part of the template read as JSON; name the field inside them.
+      (issue) => `  ${["WA_TEMPLATE_COMPONENTS", ...issue.path.slice(1).map(String)].join(".")}: ${issue.message}`,
     );
     throw new ConfigError(`invalid configuration:\n${lines.join("\n")}`);
   }
