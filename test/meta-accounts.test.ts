@@ -41,7 +41,7 @@ describe("several Meta accounts on one hub", () => {
     }).start();
     const accounts = [
       { channel: "whatsapp", id: N1, token: "token-n1" },
-      { channel: "whatsapp", id: N2, token: "token-n2", label: "Sucursal Norte" },
+      { channel: "whatsapp", id: N2, token: "token-n2" },
       { channel: "instagram", id: IG1, token: "token-ig1" },
       { channel: "instagram", id: IG2, token: "token-ig2" },
       { channel: "messenger", id: PAGE, token: "token-page" },

@@ -9,7 +9,7 @@ import { ConfigError, loadConfig } from "../src/config.js";
 const base = () => ({ DATA_DIR: mkdtempSync(path.join(tmpdir(), "hub-config-")) });
 
 describe("Meta accounts in the configuration", () => {
-  it("merges the single variables with META_ACCOUNTS, in order, with labels", () => {
+  it("merges the single variables with META_ACCOUNTS, in order", () => {
     const config = loadConfig({
       ...base(),
       WA_PHONE_NUMBER_ID: "111",
@@ -17,15 +17,15 @@ describe("Meta accounts in the configuration", () => {
       FB_PAGE_ID: "555",
       FB_PAGE_ACCESS_TOKEN: "tp",
       META_ACCOUNTS: JSON.stringify([
-        { channel: "whatsapp", id: "222", token: "t2", label: "Norte" },
+        { channel: "whatsapp", id: "222", token: "t2" },
         { channel: "instagram", id: 333, token: "t3" },
       ]),
     });
     expect(config.meta.accounts).toEqual([
-      { channel: "whatsapp", id: "111", accessToken: "t1", label: "111" },
-      { channel: "messenger", id: "555", accessToken: "tp", label: "555" },
-      { channel: "whatsapp", id: "222", accessToken: "t2", label: "Norte" },
-      { channel: "instagram", id: "333", accessToken: "t3", label: "333" },
+      { channel: "whatsapp", id: "111", accessToken: "t1" },
+      { channel: "messenger", id: "555", accessToken: "tp" },
+      { channel: "whatsapp", id: "222", accessToken: "t2" },
+      { channel: "instagram", id: "333", accessToken: "t3" },
     ]);
   });
 

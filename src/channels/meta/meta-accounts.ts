@@ -13,8 +13,6 @@ export interface MetaAccount {
   /** WhatsApp phone number id, Instagram account id (IGID) or Facebook page id. */
   id: string;
   accessToken: string;
-  /** A name for people (the console shows it); the id when none is given. */
-  label: string;
 }
 
 const accountSchema = z.strictObject({
@@ -24,7 +22,6 @@ const accountSchema = z.strictObject({
     .transform(String)
     .pipe(z.string().regex(/^\d+$/, "must be the account's numeric id")),
   token: z.string().min(1),
-  label: z.string().min(1).optional(),
 });
 
 export class MetaAccountsError extends Error {}
@@ -42,7 +39,7 @@ interface AccountEnv {
 export function metaAccounts(env: AccountEnv): MetaAccount[] {
   const accounts: MetaAccount[] = [];
   const single = (channel: MetaChannel, id: string | undefined, token: string | undefined) => {
-    if (id && token) accounts.push({ channel, id, accessToken: token, label: id });
+    if (id && token) accounts.push({ channel, id, accessToken: token });
   };
   single("whatsapp", env.WA_PHONE_NUMBER_ID, env.WA_ACCESS_TOKEN);
   single("instagram", env.IG_ACCOUNT_ID, env.IG_ACCESS_TOKEN);
@@ -60,12 +57,7 @@ export function metaAccounts(env: AccountEnv): MetaAccount[] {
       throw new MetaAccountsError(`META_ACCOUNTS.${issue.path.join(".")}: ${issue.message}`);
     }
     for (const account of parsed.data) {
-      accounts.push({
-        channel: account.channel,
-        id: account.id,
-        accessToken: account.token,
-        label: account.label ?? account.id,
-      });
+      accounts.push({ channel: account.channel, id: account.id, accessToken: account.token });
     }
   }
   const seen = new Set<string>();
