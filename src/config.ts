@@ -36,6 +36,7 @@ const envSchema = z.object({
   CALLBACK_SECRET: optional,
   AGENT_URL: optional.pipe(z.url().optional()),
   AGENT_SECRET: optional,
+  AGENT_TIMEOUT_MS: positiveInt(30_000),
 
   // Backend calls and retries (milliseconds).
   TOOL_START_TIMEOUT_MS: positiveInt(8000),
@@ -107,7 +108,8 @@ export interface Config {
   secrets: Secrets;
   /** Which secrets were generated on this start (so the start-up banner can show them once). */
   generatedSecrets: (keyof Secrets)[];
-  agent: { url: string; secret: string | undefined } | undefined;
+  /** The agent runtime; a turn request not answered within `timeoutMs` is retried like a failure. */
+  agent: { url: string; secret: string | undefined; timeoutMs: number } | undefined;
   toolStartTimeoutMs: number;
   cancelRetry: { baseMs: number; maxMs: number };
   outboxSweepMs: number;
@@ -212,7 +214,9 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     logLevel: env.LOG_LEVEL,
     secrets,
     generatedSecrets: generated,
-    agent: env.AGENT_URL ? { url: env.AGENT_URL, secret: env.AGENT_SECRET } : undefined,
+    agent: env.AGENT_URL
+      ? { url: env.AGENT_URL, secret: env.AGENT_SECRET, timeoutMs: env.AGENT_TIMEOUT_MS }
+      : undefined,
     toolStartTimeoutMs: env.TOOL_START_TIMEOUT_MS,
     cancelRetry: { baseMs: env.CANCEL_RETRY_BASE_MS, maxMs: env.CANCEL_RETRY_MAX_MS },
     outboxSweepMs: env.OUTBOX_SWEEP_MS,

@@ -109,7 +109,7 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
     realtime,
     metrics: createMetrics(),
     agent: config.agent
-      ? httpAgent(config.agent.url, config.agent.secret)
+      ? httpAgent(config.agent)
       : builtInComposer({
           // The demo behaviour needs this very context; it is only called once the hub runs.
           startDemo: tools.has(DEMO_TOOL) ? (conversationId, text) => startDemo(ctx, conversationId, text) : undefined,

@@ -1,42 +1,85 @@
 // The agent-turn port (SPEC §3.1): what the hub sends the agent runtime, and what it answers.
 import { z } from "zod";
 
-export type TurnInput =
-  | { type: "user_message"; messageId: string; text: string }
-  | { type: "tool_result"; job: string; tool: string; toolCallId: string | null; result: unknown }
-  | {
-      type: "tool_failed";
-      job: string;
-      tool: string;
-      toolCallId: string | null;
-      reason: "error" | "timeout" | "cancelled";
-      message: string;
-    }
-  | { type: "progress"; job: string; tool: string; toolCallId: string | null; text: string }
-  | { type: "handback" };
+const jobRef = {
+  job: z.uuid().describe("the job's id"),
+  tool: z.string(),
+  toolCallId: z.string().nullable().describe("the id the agent gave the tool call, if any"),
+};
 
-export interface TurnRequest {
-  conversation: { id: string; channel: string; contact: string; name: string | null; control: string };
-  inputs: TurnInput[];
-  runningJobs: {
-    id: string;
-    tool: string;
-    toolCallId: string | null;
-    startedAt: string;
-    lastProgress: string | null;
-  }[];
-  history: {
-    id: string;
-    role: string;
-    text: string | null;
-    data: unknown;
-    toolCallId: string | null;
-    createdAt: string;
-  }[];
-}
+/** One thing the agent runtime must answer in a turn. */
+export const turnInputSchema = z.discriminatedUnion("type", [
+  z.object({
+    type: z.literal("user_message"),
+    messageId: z.string().describe("the person's message in the timeline"),
+    text: z.string().describe("what the person wrote; other kinds (a location, a button) as readable text"),
+  }),
+  z.object({
+    type: z.literal("tool_result"),
+    ...jobRef,
+    result: z.unknown().describe("the result mapped by the tool file's `respond`: usually {message, data}"),
+  }),
+  z.object({
+    type: z.literal("tool_failed"),
+    ...jobRef,
+    reason: z.enum(["error", "timeout", "cancelled"]),
+    message: z.string().describe("why, in a sentence (the backend's own message for an error)"),
+  }),
+  z.object({
+    type: z.literal("progress"),
+    ...jobRef,
+    text: z.string().describe("a progress line the backend marked notify: true"),
+  }),
+  z.object({ type: z.literal("handback").describe("a human handed the conversation back") }),
+]);
+export type TurnInput = z.output<typeof turnInputSchema>;
 
+/** What the hub posts to AGENT_URL. `requestId` and `sentAt` are added per request (see http-agent.ts). */
+export const turnRequestSchema = z.object({
+  requestId: z.uuid().describe("new for every request, retries included: refuse one you have seen"),
+  sentAt: z.iso.datetime({ offset: true }).describe("when the hub sent it: refuse one older than 5 minutes"),
+  conversation: z.object({
+    id: z.uuid(),
+    channel: z.string(),
+    account: z.string().describe("Meta channels: the hub's number, account or page; empty for the widget"),
+    contact: z.string(),
+    name: z.string().nullable(),
+    control: z.enum(["agent", "human"]),
+  }),
+  inputs: z.array(turnInputSchema).min(1).describe("in the order they happened"),
+  runningJobs: z
+    .array(
+      z.object({
+        id: z.uuid(),
+        tool: z.string(),
+        toolCallId: z.string().nullable(),
+        startedAt: z.iso.datetime({ offset: true }),
+        lastProgress: z.string().nullable(),
+      }),
+    )
+    .describe("jobs still running in this conversation"),
+  history: z
+    .array(
+      z.object({
+        id: z.uuid(),
+        role: z.string(),
+        text: z.string().nullable(),
+        data: z.unknown(),
+        toolCallId: z.string().nullable(),
+        createdAt: z.iso.datetime({ offset: true }),
+      }),
+    )
+    .describe("the conversation's recent messages, oldest first (sent to a remote runtime only)"),
+});
+/** A turn as the hub builds it; the HTTP agent adds `requestId` and `sentAt` to each request. */
+export type TurnRequest = Omit<z.output<typeof turnRequestSchema>, "requestId" | "sentAt">;
+
+/** The agent runtime's answer: `messages: []` (or none) says nothing and counts the inputs as answered. */
 export const turnReplySchema = z.object({
-  messages: z.array(z.object({ text: z.string().min(1) })).default([]),
+  messages: z
+    .array(z.object({ text: z.string().min(1) }))
+    .default([])
+    .describe("said to the person in order; a long text is split at the channel's limit"),
 });
 export type TurnReply = z.output<typeof turnReplySchema>;
 

@@ -1,5 +1,7 @@
-// The agent runtime over HTTP: the turn request signed with X-Hub-Signature-256 (HMAC of the body).
-import { createHmac } from "node:crypto";
+// The agent runtime over HTTP: the turn request signed with X-Hub-Signature-256 (HMAC of the body). The
+// body carries a fresh `requestId` and `sentAt`, so the signature also covers them: a runtime that refuses
+// stale or already-seen requests cannot be made to act on a captured one again.
+import { createHmac, randomUUID } from "node:crypto";
 import {
   AgentUnavailableError,
   turnReplySchema,
@@ -8,27 +10,25 @@ import {
   type TurnRequest,
 } from "./agent-port.js";
 
-const TURN_TIMEOUT_MS = 30_000;
-
 export function signBody(secret: string, body: string): string {
   return `sha256=${createHmac("sha256", secret).update(body).digest("hex")}`;
 }
 
-export function httpAgent(url: string, secret: string | undefined): AgentPort {
+export function httpAgent(agent: { url: string; secret: string | undefined; timeoutMs: number }): AgentPort {
   return {
     remote: true,
     async runTurn(request: TurnRequest): Promise<TurnReply> {
-      const body = JSON.stringify(request);
+      const body = JSON.stringify({ requestId: randomUUID(), sentAt: new Date().toISOString(), ...request });
       let response: Response;
       try {
-        response = await fetch(url, {
+        response = await fetch(agent.url, {
           method: "POST",
           headers: {
             "Content-Type": "application/json",
-            ...(secret ? { "X-Hub-Signature-256": signBody(secret, body) } : {}),
+            ...(agent.secret ? { "X-Hub-Signature-256": signBody(agent.secret, body) } : {}),
           },
           body,
-          signal: AbortSignal.timeout(TURN_TIMEOUT_MS),
+          signal: AbortSignal.timeout(agent.timeoutMs),
         });
       } catch (error) {
         throw new AgentUnavailableError(`the agent runtime could not be reached: ${(error as Error).message}`);

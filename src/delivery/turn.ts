@@ -92,6 +92,7 @@ function turnRequest(conversation: ConversationRow, inputs: TurnInputRow[], snap
     conversation: {
       id: conversation.id,
       channel: conversation.channel,
+      account: conversation.account,
       contact: conversation.contact,
       name: conversation.name,
       control: conversation.control,

@@ -13,6 +13,7 @@ import { consoleRoutes } from "./routes/console.js";
 import { widgetRoutes } from "./routes/widget.js";
 import { metaWebhookRoutes } from "./routes/meta-webhooks.js";
 import { demoBackend } from "../demo/demo-backend.js";
+import { openApiDocument } from "./openapi.js";
 
 const webDir = fileURLToPath(new URL("../../web/", import.meta.url));
 
@@ -43,6 +44,9 @@ export function createApp(ctx: HubContext): Express {
   app.use(healthRoutes(ctx));
   app.use("/callbacks", callbackRoutes(ctx));
   app.use("/webhooks/meta", metaWebhookRoutes(ctx));
+  // Built once: it depends only on the code and PUBLIC_URL. Public, like any API reference.
+  const openApi = openApiDocument(ctx.config.publicUrl);
+  app.get("/v1/openapi.json", (_req, res) => res.json(openApi));
   app.use("/v1", express.json({ limit: "1mb" }), guardJson(), consoleRoutes(ctx), v1Routes(ctx));
   app.use("/widget", express.json({ limit: "64kb" }), guardJson(), widgetRoutes(ctx));
   if (ctx.config.demo.enabled) {

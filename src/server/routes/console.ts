@@ -11,7 +11,7 @@ import { requireBearer } from "../auth.js";
 import { parseInput } from "../validate.js";
 
 const humanAgent = z.object({ id: z.string().trim().min(1).max(100), name: z.string().trim().min(1).max(200) });
-const takeoverBody = z.object({
+export const takeoverBody = z.object({
   agent: z.union([
     z
       .string()
@@ -22,9 +22,9 @@ const takeoverBody = z.object({
     humanAgent,
   ]),
 });
-const humanMessageBody = z.object({ text: z.string().trim().min(1).max(4000), agent: humanAgent.optional() });
+export const humanMessageBody = z.object({ text: z.string().trim().min(1).max(4000), agent: humanAgent.optional() });
 const flag = z.enum(["true", "false"]).transform((value) => value === "true");
-const listQuery = z.object({
+export const listQuery = z.object({
   channel: z.enum(CHANNELS).optional(),
   control: z.enum(["agent", "human"]).optional(),
   held: flag.optional(),

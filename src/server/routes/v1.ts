@@ -13,24 +13,24 @@ import { startToolCall } from "../../jobs/start-tool-call.js";
 import { requireBearer, type Principal } from "../auth.js";
 import { parseInput } from "../validate.js";
 
-const createConversationBody = z.object({
+export const createConversationBody = z.object({
   channel: z.enum(CHANNELS),
   contact: z.string().trim().min(1).max(200),
   name: z.string().trim().max(200).optional(),
   /** Meta channels: which of the hub's numbers / accounts / pages; the channel's first by default. */
   account: z.string().trim().min(1).max(100).optional(),
 });
-const messagesQuery = z.object({
+export const messagesQuery = z.object({
   after: z.uuid().optional(),
   limit: z.coerce.number().int().min(1).max(500).default(100),
 });
-const agentMessageBody = z.object({ text: z.string().trim().min(1).max(10_000) });
-const toolCallBody = z.object({
+export const agentMessageBody = z.object({ text: z.string().trim().min(1).max(10_000) });
+export const toolCallBody = z.object({
   tool: z.string().min(1),
   arguments: z.record(z.string(), z.unknown()).default({}),
   toolCallId: z.string().min(1).max(200).optional(),
 });
-const jobsQuery = z.object({ status: z.enum(["running", "succeeded", "failed", "timed_out", "cancelled"]).optional() });
+export const jobsQuery = z.object({ status: z.enum(["running", "succeeded", "failed", "timed_out", "cancelled"]).optional() });
 
 export function v1Routes(ctx: HubContext): Router {
   const router = Router();

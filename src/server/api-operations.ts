@@ -1,0 +1,189 @@
+// Every operation under /v1, with the zod schemas its route validates with and the views it answers with.
+// The OpenAPI document is generated from this table; the OpenAPI test checks it against the mounted routes.
+import { z } from "zod";
+import { turnReplySchema, turnRequestSchema } from "../agent/agent-port.js";
+import { conversationSummaryView, conversationView, jobView, messageView, toolView } from "./api-views.js";
+import { humanMessageBody, listQuery, takeoverBody } from "./routes/console.js";
+import { agentMessageBody, createConversationBody, jobsQuery, messagesQuery, toolCallBody } from "./routes/v1.js";
+
+export type ApiKey = "agent" | "console";
+
+export interface ApiResponse {
+  description: string;
+  schema?: z.ZodType;
+}
+
+export interface ApiOperation {
+  method: "get" | "post";
+  /** Express-style, relative to /v1: `/conversations/:id`. */
+  path: string;
+  summary: string;
+  description?: string;
+  keys: ApiKey[];
+  query?: z.ZodObject;
+  body?: z.ZodType;
+  /** Success answers; the error answers every operation shares are added by the document. */
+  responses: Record<number, ApiResponse>;
+  /** Error answers particular to this operation (each is an `Error`). */
+  errors?: Record<number, string>;
+}
+
+export const toolResult = z
+  .object({ message: z.string().optional(), data: z.unknown() })
+  .describe("a synchronous tool's answer, mapped by its tool file's `respond`");
+const timeline = z.object({
+  conversation: conversationView,
+  messages: z.array(messageView),
+  held: z.array(messageView),
+  jobs: z.array(jobView),
+});
+
+export const apiOperations: ApiOperation[] = [
+  {
+    method: "post",
+    path: "/conversations",
+    summary: "Find or create the conversation of a contact on a channel",
+    keys: ["agent"],
+    body: createConversationBody,
+    responses: {
+      201: { description: "created", schema: z.object({ conversation: conversationView }) },
+      200: { description: "it already existed", schema: z.object({ conversation: conversationView }) },
+    },
+  },
+  {
+    method: "get",
+    path: "/conversations/:id",
+    summary: "A conversation, with who has control and whether its window is open",
+    keys: ["agent"],
+    responses: { 200: { description: "the conversation", schema: z.object({ conversation: conversationView }) } },
+    errors: { 404: "no such conversation" },
+  },
+  {
+    method: "get",
+    path: "/conversations/:id/messages",
+    summary: "The timeline, oldest first, with each message's delivery status",
+    keys: ["agent"],
+    query: messagesQuery,
+    responses: { 200: { description: "messages", schema: z.object({ messages: z.array(messageView) }) } },
+    errors: { 404: "no such conversation" },
+  },
+  {
+    method: "post",
+    path: "/conversations/:id/messages",
+    summary: "Say something to the person as the agent (recorded, then routed like any reply)",
+    keys: ["agent"],
+    body: agentMessageBody,
+    responses: { 201: { description: "recorded and queued", schema: z.object({ message: messageView }) } },
+    errors: { 404: "no such conversation" },
+  },
+  {
+    method: "post",
+    path: "/conversations/:id/tool-calls",
+    summary: "Start a tool call: a job for an async tool, the answer for a synchronous one",
+    description:
+      "The agent runtime starts tools itself, during or outside a turn. An async tool's backend answers 202 " +
+      "and the job runs; its result arrives later as a `tool_result` input of a turn. The same toolCallId " +
+      "twice starts one job (`deduplicated`).",
+    keys: ["agent"],
+    body: toolCallBody,
+    responses: {
+      202: {
+        description: "the job runs (or already ran for this toolCallId)",
+        schema: z.object({ job: jobView, message: z.string().nullable(), deduplicated: z.literal(true).optional() }),
+      },
+      200: { description: "a synchronous tool's answer", schema: z.object({ result: toolResult }) },
+    },
+    errors: {
+      404: "no such conversation or tool",
+      429: "too many jobs running in this conversation",
+      502: "the tool's backend refused or failed",
+    },
+  },
+  {
+    method: "get",
+    path: "/conversations/:id/jobs",
+    summary: "A conversation's jobs, each with its latest progress",
+    keys: ["agent"],
+    query: jobsQuery,
+    responses: { 200: { description: "jobs", schema: z.object({ jobs: z.array(jobView) }) } },
+    errors: { 404: "no such conversation" },
+  },
+  {
+    method: "get",
+    path: "/jobs/:id",
+    summary: "A job with all its progress and, once ended, its result or error",
+    keys: ["agent"],
+    responses: { 200: { description: "the job", schema: z.object({ job: jobView }) } },
+    errors: { 404: "no such job" },
+  },
+  {
+    method: "post",
+    path: "/jobs/:id/cancel",
+    summary: "Call a running job off; its backend gets the tool's cancel request",
+    keys: ["agent", "console"],
+    responses: { 200: { description: "the job, now cancelled", schema: z.object({ job: jobView }) } },
+    errors: { 404: "no such job", 409: "the job has already ended" },
+  },
+  {
+    method: "get",
+    path: "/tools",
+    summary: "The tools the hub knows, with their argument schemas",
+    keys: ["agent"],
+    responses: { 200: { description: "tools", schema: z.object({ tools: z.array(toolView) }) } },
+  },
+  {
+    method: "get",
+    path: "/conversations",
+    summary: "Conversations, most recently active first, with held and waiting counts",
+    keys: ["console", "agent"],
+    query: listQuery,
+    responses: {
+      200: { description: "conversations", schema: z.object({ conversations: z.array(conversationSummaryView) }) },
+    },
+  },
+  {
+    method: "get",
+    path: "/conversations/:id/timeline",
+    summary: "Everything about a conversation: messages with decisions and reasons, held items, jobs",
+    keys: ["console", "agent"],
+    responses: { 200: { description: "the timeline", schema: timeline } },
+    errors: { 404: "no such conversation" },
+  },
+  {
+    method: "post",
+    path: "/conversations/:id/takeover",
+    summary: "A human takes the conversation over: results are held until hand-back",
+    keys: ["console"],
+    body: takeoverBody,
+    responses: { 200: { description: "control is human", schema: z.object({ conversation: conversationView }) } },
+    errors: { 404: "no such conversation", 409: "another human has it (already_taken)" },
+  },
+  {
+    method: "post",
+    path: "/conversations/:id/handback",
+    summary: "Give the conversation back to the agent: one turn runs with every held item",
+    keys: ["console"],
+    responses: { 200: { description: "control is agent", schema: z.object({ conversation: conversationView }) } },
+    errors: { 404: "no such conversation" },
+  },
+  {
+    method: "post",
+    path: "/conversations/:id/human-messages",
+    summary: "The human's reply, routed as it is (never held)",
+    keys: ["console"],
+    body: humanMessageBody,
+    responses: { 201: { description: "recorded and queued", schema: z.object({ message: messageView }) } },
+    errors: { 404: "no such conversation", 409: "the channel's window is closed (window_closed)" },
+  },
+];
+
+/** The turn request the hub posts to AGENT_URL: an OpenAPI webhook. */
+export const agentTurnWebhook = { request: turnRequestSchema, reply: turnReplySchema };
+
+/** Statuses every operation may answer with, besides its own. */
+export const commonErrors: Record<number, string> = {
+  400: "a field is invalid (invalid_request, naming each field)",
+  401: "no key, or not a key for this operation",
+  429: "rate limited",
+  503: "the store is unavailable (store_unavailable); retry",
+};

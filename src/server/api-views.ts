@@ -1,0 +1,81 @@
+// The shapes the API answers with, as zod schemas: the OpenAPI document is generated from them, and the
+// OpenAPI test checks real answers against them, so the document cannot drift from what the hub sends.
+import { z } from "zod";
+import { CHANNELS } from "../delivery/channel-port.js";
+
+const isoTime = z.iso.datetime({ offset: true });
+
+export const errorView = z.object({
+  error: z.object({
+    code: z.string().describe("machine-readable: invalid_request, not_found, unauthorized, rate_limited, …"),
+    message: z.string(),
+    details: z
+      .array(z.object({ field: z.string(), message: z.string() }))
+      .optional()
+      .describe("for invalid_request: each field that failed and why"),
+  }),
+});
+
+export const conversationView = z.object({
+  id: z.uuid(),
+  channel: z.enum(CHANNELS),
+  account: z.string().describe("Meta channels: the hub's number, account or page the person writes to"),
+  contact: z.string().describe("visitor id, WhatsApp wa_id or business-scoped id, Instagram/Messenger id"),
+  name: z.string().nullable(),
+  control: z.enum(["agent", "human"]),
+  humanAgent: z.unknown().describe("who has taken over ({id, name}), while control is human"),
+  window: z.object({
+    open: z.boolean().describe("whether a free-form message can reach the person now"),
+    closesAt: isoTime.nullable(),
+  }),
+  lastInboundAt: isoTime.nullable(),
+  createdAt: isoTime,
+});
+
+export const messageView = z.object({
+  id: z.uuid(),
+  conversationId: z.uuid(),
+  role: z.string().describe("user, agent, human, tool_call, tool_result, progress, system or event"),
+  text: z.string().nullable(),
+  data: z.unknown(),
+  jobId: z.uuid().nullable(),
+  toolCallId: z.string().nullable(),
+  status: z.string().nullable().describe("delivery status: pending, held, sent, delivered, read, failed, …"),
+  decision: z.string().nullable().describe("the router's decision: live, stored, held, channel, template, …"),
+  statusReason: z.string().nullable(),
+  editedAt: isoTime.optional(),
+  edits: z.unknown().optional().describe("earlier texts of an edited message"),
+  deletedAt: isoTime.optional(),
+  reaction: z.unknown().optional(),
+  createdAt: isoTime,
+});
+
+export const jobView = z.object({
+  id: z.uuid(),
+  conversationId: z.uuid(),
+  tool: z.string(),
+  toolCallId: z.string().nullable(),
+  status: z.enum(["running", "succeeded", "failed", "timed_out", "cancelled"]),
+  arguments: z.unknown(),
+  message: z.string().nullable().describe("what the backend said when it accepted the job"),
+  progress: z.array(z.object({ text: z.string(), notify: z.boolean(), at: isoTime })),
+  result: z.unknown(),
+  error: z.string().nullable(),
+  timeoutAt: isoTime,
+  createdAt: isoTime,
+  endedAt: isoTime.nullable(),
+});
+
+export const toolView = z.object({
+  name: z.string(),
+  description: z.string(),
+  when_to_use: z.string().nullable(),
+  parameters: z.unknown().describe("JSON Schema of the arguments"),
+  async: z.union([z.literal(false), z.object({ timeoutSeconds: z.number(), cancellable: z.boolean() })]),
+});
+
+export const conversationSummaryView = conversationView.extend({
+  held: z.number().int().describe("results held for the person while a human has the conversation"),
+  waiting: z.number().int().describe("results waiting for the person's answer to a template"),
+  lastMessage: messageView.nullable(),
+});
