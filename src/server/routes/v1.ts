@@ -30,7 +30,9 @@ export const toolCallBody = z.object({
   arguments: z.record(z.string(), z.unknown()).default({}),
   toolCallId: z.string().min(1).max(200).optional(),
 });
-export const jobsQuery = z.object({ status: z.enum(["running", "succeeded", "failed", "timed_out", "cancelled"]).optional() });
+export const jobsQuery = z.object({
+  status: z.enum(["running", "succeeded", "failed", "timed_out", "cancelled"]).optional(),
+});
 
 export function v1Routes(ctx: HubContext): Router {
   const router = Router();
