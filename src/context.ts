@@ -12,6 +12,7 @@ import type { Backlog } from "./delivery/backlog.js";
 import type { TurnSchedule } from "./delivery/turn-schedule.js";
 import type { Logger } from "./logger.js";
 import type { ThrottledLog } from "./log-throttle.js";
+import type { JobWaiters } from "./jobs/job-waiters.js";
 import type { Queues } from "./queues.js";
 import type { Metrics } from "./metrics.js";
 import type { Realtime } from "./realtime.js";
@@ -37,6 +38,8 @@ export interface HubContext {
   /** Warnings that repeat during an outage: once, then once per interval with a count. Key with `errorKey`. */
   warnRepeated: ThrottledLog;
   queues: Queues;
+  /** Requests waiting for a job to end, woken from any process. */
+  jobWaiters: JobWaiters;
   tools: ToolRegistry;
   realtime: Realtime;
   metrics: Metrics;

@@ -24,7 +24,8 @@ import { startSweeper } from "./workers/sweeper.js";
 import { startTurnWorker, turnRunner } from "./workers/turn-worker.js";
 import { startJobWorkers, type Workers } from "./jobs/job-workers.js";
 import { createLogger, type Logger } from "./logger.js";
-import { throttledLog } from "./log-throttle.js";
+import { errorKey, throttledLog } from "./log-throttle.js";
+import { createJobWaiters } from "./jobs/job-waiters.js";
 import { createMetrics } from "./metrics.js";
 import { openQueues, type Queues } from "./queues.js";
 import { createRealtime } from "./realtime.js";
@@ -93,6 +94,14 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
     turnRunner(config, () => ctx),
   );
   const backlog = backlogMeter(turns, queues.turns);
+  const warnRepeated = throttledLog(log, "warn");
+  const jobWaiters = createJobWaiters({
+    redis: queues.redis,
+    redisUrl: config.redisUrl,
+    prefix: queues.prefix,
+    changes,
+    onError: (error) => warnRepeated(`job-waiters:${errorKey(error)}`, { err: error }, "job-end notice failed"),
+  });
   const ctx: HubContext = {
     config,
     sql: database.sql,
@@ -103,7 +112,8 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
     changes,
     backlog,
     log,
-    warnRepeated: throttledLog(log, "warn"),
+    warnRepeated,
+    jobWaiters,
     queues,
     tools,
     realtime,
@@ -171,6 +181,8 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
       // Stop accepting, send this process's sockets elsewhere, let in-flight requests and turns finish for
       // a bounded time (turns still need the adapter and Redis), then close the rest. A turn cut short is
       // safe: its inputs stay pending until a reply commits, and its schedule is handed off.
+      // Requests waiting for a job answer now, with the job as it is.
+      await jobWaiters.close();
       if (server) {
         const closed = new Promise<void>((resolve) => server!.close(() => resolve()));
         realtime.dropLocalConnections();

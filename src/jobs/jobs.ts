@@ -24,6 +24,35 @@ export async function getJob(ctx: HubContext, jobId: string): Promise<JobView> {
   return jobView(job, progressOf(job.progress));
 }
 
+/**
+ * The job once it has ended, or after `waitMs` with the job as it is then (`status` tells which). The
+ * request waits on an event (job-waiters.ts), reading the job only before and after.
+ */
+export async function waitForJob(
+  ctx: HubContext,
+  jobId: string,
+  waitMs: number,
+  signal: AbortSignal,
+): Promise<JobView> {
+  const job = await getJob(ctx, jobId);
+  if (job.status !== "running" || waitMs === 0) return job;
+  const stop = new AbortController();
+  const abort = () => stop.abort();
+  signal.addEventListener("abort", abort);
+  try {
+    const { ready, done } = ctx.jobWaiters.wait(jobId, waitMs, stop.signal);
+    await ready;
+    // Registered first, then read: an end committed in between is seen here rather than missed.
+    const now = await getJob(ctx, jobId);
+    if (now.status !== "running") return now;
+    await done;
+    return await getJob(ctx, jobId);
+  } finally {
+    signal.removeEventListener("abort", abort);
+    stop.abort();
+  }
+}
+
 /** A conversation's jobs, each with its latest progress. */
 export async function listJobs(ctx: HubContext, conversationId: string, status?: JobStatus): Promise<JobView[]> {
   if (!(await conversationExists(ctx.sql, conversationId))) throw notFound("conversation");

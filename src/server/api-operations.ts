@@ -4,7 +4,14 @@ import { z } from "zod";
 import { turnReplySchema, turnRequestSchema } from "../agent/agent-port.js";
 import { conversationSummaryView, conversationView, jobView, messageView, toolView } from "./api-views.js";
 import { humanMessageBody, listQuery, takeoverBody } from "./routes/console.js";
-import { agentMessageBody, createConversationBody, jobsQuery, messagesQuery, toolCallBody } from "./routes/v1.js";
+import {
+  agentMessageBody,
+  createConversationBody,
+  jobQuery,
+  jobsQuery,
+  messagesQuery,
+  toolCallBody,
+} from "./routes/v1.js";
 
 export type ApiKey = "agent" | "console";
 
@@ -112,7 +119,12 @@ export const apiOperations: ApiOperation[] = [
     method: "get",
     path: "/jobs/:id",
     summary: "A job with all its progress and, once ended, its result or error",
+    description:
+      "With `waitMs` (0–30000) the answer waits until the job has ended — succeeded, failed, timed out, " +
+      "cancelled — or until that many milliseconds have passed, and gives the job as it is then: `status` " +
+      "tells which. A result posted to any hub process wakes waiters on every process.",
     keys: ["agent"],
+    query: jobQuery,
     responses: { 200: { description: "the job", schema: z.object({ job: jobView }) } },
     errors: { 404: "no such job" },
   },

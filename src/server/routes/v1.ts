@@ -8,7 +8,7 @@ import { listMessages, messageView } from "../../conversations/timeline.js";
 import { accountsOf, type MetaChannel } from "../../channels/meta/meta-accounts.js";
 import { CHANNELS, isWidgetChannel } from "../../delivery/channel-port.js";
 import { HubError } from "../../errors.js";
-import { cancelJob, getJob, listJobs } from "../../jobs/jobs.js";
+import { cancelJob, listJobs, waitForJob } from "../../jobs/jobs.js";
 import { startToolCall } from "../../jobs/start-tool-call.js";
 import { requireBearer, type Principal } from "../auth.js";
 import { parseInput } from "../validate.js";
@@ -30,6 +30,8 @@ export const toolCallBody = z.object({
   arguments: z.record(z.string(), z.unknown()).default({}),
   toolCallId: z.string().min(1).max(200).optional(),
 });
+/** How long `GET /v1/jobs/{id}` may wait for the job to end. */
+export const jobQuery = z.object({ waitMs: z.coerce.number().int().min(0).max(30_000).default(0) });
 export const jobsQuery = z.object({
   status: z.enum(["running", "succeeded", "failed", "timed_out", "cancelled"]).optional(),
 });
@@ -87,7 +89,11 @@ export function v1Routes(ctx: HubContext): Router {
   });
 
   router.get("/jobs/:id", agentOnly, async (req, res) => {
-    res.json({ job: await getJob(ctx, req.params.id as string) });
+    const { waitMs } = parseInput(jobQuery, req.query);
+    // A caller that goes away stops waiting.
+    const gone = new AbortController();
+    res.on("close", () => gone.abort());
+    res.json({ job: await waitForJob(ctx, req.params.id as string, waitMs, gone.signal) });
   });
 
   // The agent or a human (console key) may call a job off.
