@@ -11,7 +11,7 @@ import { HubError } from "../../errors.js";
 import { cancelJob, getJob, listJobs } from "../../jobs/jobs.js";
 import { startToolCall } from "../../jobs/start-tool-call.js";
 import { requireBearer, type Principal } from "../auth.js";
-import { parseInput } from "../validate.js";
+import { humanAgentBody, parseInput } from "../validate.js";
 
 const createConversationBody = z.object({
   channel: z.enum(CHANNELS),
@@ -29,6 +29,10 @@ const toolCallBody = z.object({
   tool: z.string().min(1),
   arguments: z.record(z.string(), z.unknown()).default({}),
   toolCallId: z.string().min(1).max(200).optional(),
+});
+// A human cancelling from the console may name themselves; the agent's key cancels as "the agent".
+const cancelBody = z.object({
+  agent: humanAgentBody.optional(),
 });
 const jobsQuery = z.object({ status: z.enum(["running", "succeeded", "failed", "timed_out", "cancelled"]).optional() });
 
@@ -90,7 +94,10 @@ export function v1Routes(ctx: HubContext): Router {
 
   // The agent or a human (console key) may call a job off.
   router.post("/jobs/:id/cancel", requireBearer({ agent: hubApiKey, human: consoleApiKey }), async (req, res) => {
-    res.json({ job: await cancelJob(ctx, req.params.id as string, res.locals.principal as Principal) });
+    const body = parseInput(cancelBody, req.body);
+    const principal = res.locals.principal as Principal;
+    const agent = principal === "human" ? body.agent : undefined;
+    res.json({ job: await cancelJob(ctx, req.params.id as string, principal, agent) });
   });
 
   router.get("/tools", agentOnly, (_req, res) => {
