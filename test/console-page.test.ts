@@ -90,7 +90,7 @@ describe("the support console", () => {
   async function expectNoSidewaysScroll(page: Page, where: string): Promise<void> {
     // Nor inside: a pane that scrolls sideways hides the end of its entries just the same.
     const wider = await page.evaluate(() =>
-      [...document.querySelectorAll("#conversation-list, #jobs, #timeline, .entry, .entry-text, .job")]
+      Array.from(document.querySelectorAll("#conversation-list, #jobs, #timeline, .entry, .entry-text, .job"))
         .filter((node) => node.scrollWidth > node.clientWidth + 1)
         .map((node) => `${node.id || node.className}: ${node.scrollWidth} > ${node.clientWidth}`),
     );
@@ -110,21 +110,17 @@ describe("the support console", () => {
   async function expectOnScreenAndClickable(page: Page, selector: string): Promise<void> {
     const seen = await page.evaluate((sel) => {
       const node = document.querySelector(sel);
-      if (!node) return { found: false };
-      const box = node.getBoundingClientRect();
-      const hit = document.elementFromPoint(box.left + box.width / 2, box.top + box.height / 2);
+      if (!node) return null;
+      const rect = node.getBoundingClientRect();
+      const hit = document.elementFromPoint(rect.left + rect.width / 2, rect.top + rect.height / 2);
       return {
-        found: true,
-        box: { left: box.left, top: box.top, right: box.right, bottom: box.bottom },
+        box: { left: rect.left, top: rect.top, right: rect.right, bottom: rect.bottom },
         viewport: { width: window.innerWidth, height: window.innerHeight },
         hitsIt: Boolean(hit && (hit === node || node.contains(hit))),
       };
     }, selector);
-    expect(seen.found, selector).toBe(true);
-    const { box, viewport, hitsIt } = seen as Required<typeof seen> & {
-      box: { left: number; top: number; right: number; bottom: number };
-      viewport: { width: number; height: number };
-    };
+    expect(seen, `${selector} is on the page`).not.toBeNull();
+    const { box, viewport, hitsIt } = seen!;
     const where = `${selector} at ${JSON.stringify(box)} in ${JSON.stringify(viewport)}`;
     expect(box.right - box.left, where).toBeGreaterThan(20);
     expect(box.left, where).toBeGreaterThanOrEqual(0);
@@ -457,6 +453,9 @@ describe("the support console", () => {
     expect(names.some((name) => name.includes(visitor.visitorId))).toBe(false);
     expect(await visitorName.getAttribute("title")).toContain(visitor.visitorId);
     await item(visitor.conversationId).click();
+    // A wide screen shows the list beside the conversation: no Back button, the list stays.
+    expect(await page.locator("#back-to-list").isVisible()).toBe(false);
+    expect(await page.locator("#conversation-list").isVisible()).toBe(true);
     await page.locator("#detail-ids summary").click();
     const details = await page.locator("#detail-ids-list").innerText();
     expect(details).toContain(visitor.visitorId);
@@ -502,6 +501,7 @@ describe("the support console", () => {
     await card.locator(".job-cancel").click();
     await expectOnScreenAndClickable(page, `#jobs .job[data-id="${jobId}"] .job-cancel-confirm`);
     expect(await card.locator(".job-confirm-text").innerText()).toContain("Cancel match therapists?");
+    await page.screenshot({ path: path.join(ARTIFACTS, "console-phone-cancel-confirm.png") });
     await card.locator(".job-cancel-keep").click();
     await card.locator(".job-cancel").waitFor(WAIT);
     expect(await card.locator(".job-cancel-confirm").count()).toBe(0);

@@ -572,10 +572,12 @@
       state.confirmingCancel = null;
       renderJobs((state.timeline && state.timeline.jobs) || []);
     });
-    return el("div", { class: "job-actions job-confirm", role: "alertdialog", "aria-label": `Cancel ${tool}?` }, [
+    return el("div", { class: "job-actions job-confirm", role: "group", "aria-label": `Cancel ${tool}?` }, [
       el("p", {
         class: "job-confirm-text",
-        text: `Cancel ${tool}? Its backend is told to stop, a result sent later is dropped, and the agent tells the person it was cancelled.`,
+        text:
+          `Cancel ${tool}? The hub stops waiting for it and tells its backend to stop (when the tool says how); ` +
+          "a result sent later is dropped, and the agent tells the person it was cancelled.",
       }),
       el("div", { class: "job-confirm-buttons" }, [yes, no]),
     ]);
