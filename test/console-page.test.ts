@@ -1,7 +1,10 @@
 // The support console in a real browser (headless Chromium), next to a visitor on the demo page: a human
 // takes the conversation over, the demo search's late result is held (shown in the console, never sent to
-// the visitor), the human replies, hands back, and the visitor then gets the result exactly once; a reply
-// typed in the reply box goes out on Enter (Shift+Enter is a new line) and with the Send button.
+// the visitor), the human replies under their name, hands back, and the visitor then gets the result exactly
+// once; a reply typed in the reply box goes out on Enter (Shift+Enter is a new line) and with the Send button.
+// On a phone (390×844) the page never scrolls sideways, whatever the entries hold, and every control is on
+// screen; conversations are named as a person recognises them, found with the search box, and a running job
+// is cancelled after a confirmation.
 import { randomUUID } from "node:crypto";
 import path from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
@@ -9,19 +12,29 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ARTIFACTS, launchChromium, startDemoHub } from "./support/browser.js";
 import { eventually } from "./support/services.js";
 import { CONSOLE_API_KEY, TestHub } from "./support/test-hub.js";
+import { startToolBackend, type ToolBackend } from "./support/tool-backend.js";
+import { matchTherapists } from "./support/tool-files.js";
 import { openSession, WidgetClient } from "./support/widget-client.js";
 
 const RESULT = "I found 2 matches";
 const REPLY = "Hi, this is Support. I'm looking at your search myself; one moment.";
 const WAIT = { timeout: 30_000 };
+const AGENT_NAME = "Rosa Díaz";
+const PHONE = { width: 390, height: 844 };
+// What breaks a narrow layout: one "word" far wider than the screen, a long URL, a long JSON result.
+const LONG_WORD = `ResultId_${"7f3a9c2e".repeat(40)}`;
+const LONG_URL = `https://files.example.com/reports/2024/therapists/${"a1b2c3d4e5f6".repeat(12)}/summary.pdf?token=${"Zx9".repeat(40)}`;
 
 describe("the support console", () => {
   let hub: TestHub;
+  let backend: ToolBackend;
   let browser: Browser;
   const contexts: BrowserContext[] = [];
 
   beforeAll(async () => {
-    hub = await startDemoHub();
+    // A backend that keeps its jobs running until told (and records cancel requests), beside the demo's.
+    backend = await startToolBackend();
+    hub = await startDemoHub(3000, { match_therapists: matchTherapists });
     browser = await launchChromium();
   });
   afterEach(async () => {
@@ -30,11 +43,14 @@ describe("the support console", () => {
   afterAll(async () => {
     await browser?.close();
     await hub?.stop();
+    await backend?.stop();
   });
 
   /** A page in its own browser context (its own localStorage), as a separate person would have. */
   async function newPage(viewport = { width: 1280, height: 800 }): Promise<Page> {
-    const context = await browser.newContext({ viewport });
+    // A phone-sized viewport is a phone: touch, and the mobile viewport rules (meta viewport, zoom).
+    const phone = viewport.width < 600;
+    const context = await browser.newContext({ viewport, ...(phone ? { isMobile: true, hasTouch: true } : {}) });
     contexts.push(context);
     return context.newPage();
   }
@@ -55,11 +71,79 @@ describe("the support console", () => {
     });
   }
 
-  /** Opens the console and signs in; resolves once its live connection is up. */
-  async function openConsole(page: Page, key = CONSOLE_API_KEY): Promise<void> {
+  /** Opens the console and signs in as a named human agent. */
+  async function openConsole(page: Page, key = CONSOLE_API_KEY, name = AGENT_NAME): Promise<void> {
     await page.goto(`${hub.url}/console`);
     await page.fill("#console-key", key);
+    await page.fill("#agent-name", name);
     await page.click("#console-login");
+  }
+
+  /** How far the page scrolls sideways: 0 when nothing is wider than the screen. */
+  const sidewaysScroll = (page: Page) =>
+    page.evaluate(() => ({
+      documentWidth: document.documentElement.scrollWidth,
+      bodyWidth: document.body.scrollWidth,
+      innerWidth: window.innerWidth,
+    }));
+
+  async function expectNoSidewaysScroll(page: Page, where: string): Promise<void> {
+    // Nor inside: a pane that scrolls sideways hides the end of its entries just the same.
+    const wider = await page.evaluate(() =>
+      Array.from(document.querySelectorAll("#conversation-list, #jobs, #timeline, .entry, .entry-text, .job"))
+        .filter((node) => node.scrollWidth > node.clientWidth + 1)
+        .map((node) => `${node.id || node.className}: ${node.scrollWidth} > ${node.clientWidth}`),
+    );
+    expect(wider, where).toEqual([]);
+    const widths = await sidewaysScroll(page);
+    const viewport = page.viewportSize()!.width;
+    expect(widths.documentWidth, `${where}: ${JSON.stringify(widths)}`).toBeLessThanOrEqual(widths.innerWidth);
+    expect(widths.bodyWidth, `${where}: ${JSON.stringify(widths)}`).toBeLessThanOrEqual(widths.innerWidth);
+    // A mobile browser zooms out to fit a page that is too wide, widening innerWidth with it: hold to the screen.
+    expect(widths.innerWidth, `${where}: ${JSON.stringify(widths)}`).toBe(viewport);
+  }
+
+  /**
+   * The control is wholly inside the viewport as it stands (no scrolling the page to reach it), and a tap on
+   * its centre lands on it, not on something covering it.
+   */
+  async function expectOnScreenAndClickable(page: Page, selector: string): Promise<void> {
+    const seen = await page.evaluate((sel) => {
+      const node = document.querySelector(sel);
+      if (!node) return null;
+      const rect = node.getBoundingClientRect();
+      const hit = document.elementFromPoint(rect.left + rect.width / 2, rect.top + rect.height / 2);
+      return {
+        box: { left: rect.left, top: rect.top, right: rect.right, bottom: rect.bottom },
+        viewport: { width: window.innerWidth, height: window.innerHeight },
+        hitsIt: Boolean(hit && (hit === node || node.contains(hit))),
+      };
+    }, selector);
+    expect(seen, `${selector} is on the page`).not.toBeNull();
+    const { box, viewport, hitsIt } = seen!;
+    const where = `${selector} at ${JSON.stringify(box)} in ${JSON.stringify(viewport)}`;
+    expect(box.right - box.left, where).toBeGreaterThan(20);
+    expect(box.left, where).toBeGreaterThanOrEqual(0);
+    expect(box.top, where).toBeGreaterThanOrEqual(0);
+    expect(box.right, where).toBeLessThanOrEqual(viewport.width);
+    expect(box.bottom, where).toBeLessThanOrEqual(viewport.height);
+    expect(hitsIt, `${where}: something covers it`).toBe(true);
+  }
+
+  /** The ids of the conversations the console's list shows. */
+  const listedIds = (page: Page) =>
+    page
+      .locator("#conversation-list .conversation")
+      .evaluateAll((nodes) => nodes.map((node) => (node as HTMLElement).dataset.id ?? ""));
+
+  /** A running job of the test backend in a conversation (it never answers until told). */
+  async function runningJob(conversationId: string, reason: string): Promise<string> {
+    const started = await hub.api("POST", `/v1/conversations/${conversationId}/tool-calls`, {
+      tool: "match_therapists",
+      arguments: { reason, area: "Ñuñoa" },
+    });
+    expect(started.status).toBe(202);
+    return started.body.job.id as string;
   }
 
   it("holds the late result while a human has the conversation, and delivers it once after hand-back", async () => {
@@ -104,7 +188,12 @@ describe("the support console", () => {
     await consolePage.fill("#reply-input", REPLY);
     await consolePage.click("#reply-send");
     await widgetMessages(visitor, "human", REPLY).waitFor(WAIT);
-    await consolePage.locator('#timeline .entry[data-role="human"]', { hasText: REPLY }).waitFor(WAIT);
+    const reply = consolePage.locator('#timeline .entry[data-role="human"]', { hasText: REPLY });
+    await reply.waitFor(WAIT);
+    // Named as the human who signed in, in the console and on the person's widget.
+    expect(await reply.locator(".entry-role").innerText()).toBe(`${AGENT_NAME} (you)`);
+    const meta = await widgetMessages(visitor, "human", REPLY).locator(".cdh-meta").innerText();
+    expect(meta.startsWith(`${AGENT_NAME} · `), meta).toBe(true);
     expect(await consolePage.locator('#timeline .entry[data-role="tool_result"][data-status="held"]').count()).toBe(1);
     expect(await widgetMessages(visitor, "agent", RESULT).count()).toBe(0);
 
@@ -249,5 +338,194 @@ describe("the support console", () => {
     await expect.poll(() => page.locator("#console-status").innerText(), WAIT).toContain("Dana (agent-2)");
     expect(await page.locator('#console-status[data-kind="error"]').count()).toBe(1);
     expect(await page.locator("#console-status").innerText()).toContain("already_taken");
+  });
+  it("on a phone (390×844) with long entries: no sideways scroll in the list or the conversation, and every control on screen", async () => {
+    // A visitor's conversation holding what breaks narrow layouts: a result that is one long word, a long URL
+    // in a reply and in the result's data, long tool arguments, and a job still running.
+    const session = await openSession(hub.url);
+    const done = await runningJob(session.conversationId, `long arguments ${LONG_WORD}`);
+    await backend.post(done, {
+      result: "ok",
+      message: LONG_WORD,
+      data: { therapists: [{ name: "Ana Rojas", profile: LONG_URL, notes: { raw: LONG_WORD } }] },
+    });
+    await hub.api("POST", `/v1/conversations/${session.conversationId}/messages`, {
+      text: `Here is the full report: ${LONG_URL}`,
+    });
+    await runningJob(session.conversationId, "still running");
+    await hub.settled();
+    const label = `Visitor ${session.conversationId.slice(0, 4)}`;
+
+    const page = await newPage(PHONE);
+    await openConsole(page);
+    await page.locator('#console-connection[data-state="online"]').waitFor(WAIT);
+    const item = page.locator(`#conversation-list .conversation[data-id="${session.conversationId}"]`);
+    await item.waitFor(WAIT);
+
+    // The list: full width, nothing sideways, the conversation named by its label.
+    expect(await page.locator("#detail").isVisible()).toBe(false);
+    expect(await item.locator(".name").innerText()).toBe(label);
+    await expectNoSidewaysScroll(page, "the list");
+    await expectOnScreenAndClickable(page, "#search");
+    await page.screenshot({ path: path.join(ARTIFACTS, "console-phone-list.png") });
+
+    // The conversation: its own view, the long entries wrapped inside the screen.
+    await item.click();
+    await page.locator("#conversation-list").waitFor({ state: "hidden", ...WAIT });
+    const result = page.locator('#timeline .entry[data-role="tool_result"]', { hasText: LONG_WORD.slice(0, 40) });
+    await result.waitFor(WAIT);
+    await page.locator('#timeline .entry[data-role="agent"]', { hasText: "Here is the full report" }).waitFor(WAIT);
+    await page.locator('#jobs .job[data-status="running"]').waitFor(WAIT);
+    await expectNoSidewaysScroll(page, "the conversation");
+    const entryRight = await result.evaluate((node) => node.getBoundingClientRect().right);
+    expect(entryRight).toBeLessThanOrEqual(PHONE.width);
+    // The timeline is the view's main part, not a sliver between header, jobs and reply box.
+    const timelineHeight = await page.locator("#timeline").evaluate((node) => node.getBoundingClientRect().height);
+    expect(timelineHeight, "the timeline's height").toBeGreaterThanOrEqual(PHONE.height * 0.4);
+    await expectOnScreenAndClickable(page, "#back-to-list");
+    await expectOnScreenAndClickable(page, "#takeover");
+    await expectOnScreenAndClickable(page, "#handback");
+    await expectOnScreenAndClickable(page, "#reply-input");
+    await expectOnScreenAndClickable(page, "#reply-send");
+    await expectOnScreenAndClickable(page, `#jobs .job[data-status="running"] .job-cancel`);
+
+    // Take over, reply (with a long URL of its own), hand back — all on the phone.
+    await page.locator("#takeover").tap();
+    await page.locator('#control-state[data-control="mine"]').waitFor(WAIT);
+    await expectOnScreenAndClickable(page, "#handback");
+    await expectOnScreenAndClickable(page, "#reply-input");
+    await expectOnScreenAndClickable(page, "#reply-send");
+    await page.locator("#reply-input").fill(`The report is at ${LONG_URL}`);
+    await page.locator("#reply-send").tap();
+    const human = page.locator('#timeline .entry[data-role="human"]', { hasText: "The report is at" });
+    await human.waitFor(WAIT);
+    expect(await human.locator(".entry-role").innerText()).toBe(`${AGENT_NAME} (you)`);
+    // A reply sent through the API without a name is the team's.
+    await hub.api(
+      "POST",
+      `/v1/conversations/${session.conversationId}/human-messages`,
+      { text: "Sent by a script" },
+      CONSOLE_API_KEY,
+    );
+    const unnamed = page.locator('#timeline .entry[data-role="human"]', { hasText: "Sent by a script" });
+    await unnamed.waitFor(WAIT);
+    expect(await unnamed.locator(".entry-role").innerText()).toBe("Team member");
+    await expectNoSidewaysScroll(page, "the conversation after the replies");
+    await page.screenshot({ path: path.join(ARTIFACTS, "console-phone-conversation.png") });
+    await page.locator("#handback").tap();
+    await page.locator('#control-state[data-control="agent"]').waitFor(WAIT);
+    expect((await hub.db.conversation.findUniqueOrThrow({ where: { id: session.conversationId } })).control).toBe(
+      "agent",
+    );
+
+    // Back to the list, with the Back button and with the phone's own back gesture.
+    await page.locator("#back-to-list").tap();
+    await item.waitFor({ state: "visible", ...WAIT });
+    expect(await page.locator("#detail").isVisible()).toBe(false);
+    await expectNoSidewaysScroll(page, "the list again");
+    await item.click();
+    await page.locator("#timeline").waitFor({ state: "visible", ...WAIT });
+    await page.goBack();
+    await item.waitFor({ state: "visible", ...WAIT });
+    expect(await page.locator("#timeline").isVisible()).toBe(false);
+  });
+
+  it("names conversations by what a person recognises, keeps the full ids in the details, and searches on the hub", async () => {
+    const tag = Date.now().toString().slice(-7);
+    const created = async (channel: string, contact: string, name?: string) =>
+      (await hub.api("POST", "/v1/conversations", { channel, contact, ...(name ? { name } : {}) })).body.conversation
+        .id as string;
+    const named = await created("whatsapp", `5691${tag}`, `Ana Rojas ${tag}`);
+    const numbered = await created("whatsapp", `5698${tag}`);
+    const visitor = await openSession(hub.url);
+
+    const page = await newPage();
+    await openConsole(page);
+    await page.locator('#console-connection[data-state="online"]').waitFor(WAIT);
+    const item = (id: string) => page.locator(`#conversation-list .conversation[data-id="${id}"]`);
+    await item(visitor.conversationId).waitFor(WAIT);
+    expect(await item(named).locator(".name").innerText()).toBe(`Ana Rojas ${tag}`);
+    expect(await item(numbered).locator(".name").innerText()).toBe(`+5698${tag}`);
+    const visitorName = item(visitor.conversationId).locator(".name");
+    expect(await visitorName.innerText()).toBe(`Visitor ${visitor.conversationId.slice(0, 4)}`);
+    // No conversation is named by a raw id; the full one is in the tooltip and the details.
+    const names = await page.locator("#conversation-list .conversation .name").allInnerTexts();
+    expect(names.some((name) => name.includes(visitor.visitorId))).toBe(false);
+    expect(await visitorName.getAttribute("title")).toContain(visitor.visitorId);
+    await item(visitor.conversationId).click();
+    // A wide screen shows the list beside the conversation: no Back button, the list stays.
+    expect(await page.locator("#back-to-list").isVisible()).toBe(false);
+    expect(await page.locator("#conversation-list").isVisible()).toBe(true);
+    await page.locator("#detail-ids summary").click();
+    const details = await page.locator("#detail-ids-list").innerText();
+    expect(details).toContain(visitor.visitorId);
+    expect(details).toContain(visitor.conversationId);
+
+    // The search box asks the hub: by part of a name, by the phone number as a person types it, by visitor id.
+    const search = async (text: string, expected: string[]) => {
+      await page.fill("#search", text);
+      await expect.poll(() => listedIds(page), WAIT).toEqual(expected);
+    };
+    await search(`ana rojas ${tag}`, [named]);
+    await search(`+56 98 ${tag.slice(0, 3)} ${tag.slice(3)}`, [numbered]);
+    await search(visitor.visitorId.slice(3, 19), [visitor.conversationId]);
+    await search(`Visitor ${visitor.conversationId.slice(0, 8)}`, [visitor.conversationId]);
+    await page.fill("#search", `nobody-${tag}`);
+    await expect
+      .poll(() => page.locator("#conversation-list .list-empty").innerText(), WAIT)
+      .toBe(`No conversation matches “nobody-${tag}”.`);
+    // Cleared, the list holds everyone again.
+    await page.fill("#search", "");
+    await expect
+      .poll(async () => {
+        const ids = await listedIds(page);
+        return [named, numbered, visitor.conversationId].every((id) => ids.includes(id));
+      }, WAIT)
+      .toBe(true);
+  });
+
+  it("cancels a running job from the console only after a confirmation: the job ends cancelled and its backend is told", async () => {
+    const session = await openSession(hub.url);
+    const jobId = await runningJob(session.conversationId, "to be cancelled from the console");
+    const job = () => hub.db.job.findUniqueOrThrow({ where: { id: jobId } });
+
+    const page = await newPage(PHONE);
+    await openConsole(page);
+    await page.locator('#console-connection[data-state="online"]').waitFor(WAIT);
+    await page.locator(`#conversation-list .conversation[data-id="${session.conversationId}"]`).click(WAIT);
+    const card = page.locator(`#jobs .job[data-id="${jobId}"]`);
+    await card.locator(".job-cancel").waitFor(WAIT);
+    expect(await card.getAttribute("data-status")).toBe("running");
+
+    // The first press only asks; "Keep running" leaves the job alone.
+    await card.locator(".job-cancel").click();
+    await expectOnScreenAndClickable(page, `#jobs .job[data-id="${jobId}"] .job-cancel-confirm`);
+    expect(await card.locator(".job-confirm-text").innerText()).toContain("Cancel match therapists?");
+    await page.screenshot({ path: path.join(ARTIFACTS, "console-phone-cancel-confirm.png") });
+    await card.locator(".job-cancel-keep").click();
+    await card.locator(".job-cancel").waitFor(WAIT);
+    expect(await card.locator(".job-cancel-confirm").count()).toBe(0);
+    expect((await job()).status).toBe("running");
+    expect(backend.cancels.filter((cancel) => cancel.jobId === jobId)).toEqual([]);
+
+    // Confirmed: the hub ends the job as cancelled and sends the tool's cancel request to the backend.
+    await card.locator(".job-cancel").click();
+    await card.locator(".job-cancel-confirm").click();
+    await page.locator(`#jobs .job[data-id="${jobId}"][data-status="cancelled"]`).waitFor(WAIT);
+    expect(await card.locator(".job-cancel").count()).toBe(0);
+    expect((await job()).status).toBe("cancelled");
+    expect((await job()).cancelledBy).toBe("human");
+    await eventually(
+      () => backend.cancels.find((cancel) => cancel.jobId === jobId && cancel.status === 200),
+      "the backend's cancel request",
+    );
+    const entry = page.locator(`#timeline .entry[data-role="tool_result"][data-job-id="${jobId}"]`);
+    await entry.waitFor(WAIT);
+    expect(await entry.locator(".cancelled-by").innerText()).toBe(`Cancelled from the console by ${AGENT_NAME} (you)`);
+    await expect.poll(() => page.locator("#console-status").innerText(), WAIT).toBe("Cancelled match therapists.");
+    // A result posted after the cancel is refused and never shown.
+    expect((await backend.post(jobId, { result: "ok", message: "too late" })).status).toBe(409);
+    await expectNoSidewaysScroll(page, "after the cancel");
+    await page.screenshot({ path: path.join(ARTIFACTS, "console-phone-cancelled.png") });
   });
 });

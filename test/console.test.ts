@@ -298,6 +298,7 @@ describe("the human-agent console", () => {
       account: graph.phoneNumberId,
       contact,
       name: "Test Person",
+      label: "Test Person",
       control: "human",
       humanAgent: { id: "h1", name: "Marta" },
       window: { open: false, closesAt: expect.any(String) },
@@ -318,6 +319,130 @@ describe("the human-agent console", () => {
     const both = (await asConsole("GET", "/v1/conversations?waiting=true&held=true&channel=whatsapp")).body
       .conversations as { id: string }[];
     expect(both.map((c) => c.id)).toContain(waiting);
+  });
+
+  it("names each conversation by what a person recognises: the contact's name, the phone number, or a short label", async () => {
+    const created = async (channel: string, contact: string, name?: string) =>
+      (await hub.api("POST", "/v1/conversations", { channel, contact, ...(name ? { name } : {}) })).body.conversation
+        .id as string;
+    const visitor = await openSession(hub.url);
+    const cases: [string, string][] = [
+      [visitor.conversationId, `Visitor ${visitor.conversationId.slice(0, 4)}`],
+      [await created("whatsapp", "56970001234", "Ana Rojas"), "Ana Rojas"],
+      [await created("whatsapp", "56970005678"), "+56970005678"],
+      [await created("web", "ana@example.com"), "ana@example.com"],
+    ];
+    const instagram = await created("instagram", "17841400000000001");
+    cases.push([instagram, `Instagram user ${instagram.slice(0, 4)}`]);
+    const listed = (await asConsole("GET", "/v1/conversations?limit=500")).body.conversations as {
+      id: string;
+      contact: string;
+      label: string;
+    }[];
+    for (const [id, label] of cases) {
+      expect(listed.find((c) => c.id === id)?.label, id).toBe(label);
+      const timeline = (await asConsole("GET", `/v1/conversations/${id}/timeline`)).body;
+      expect(timeline.conversation).toMatchObject({ id, label });
+    }
+    // The visitor id itself stays in the answer, for the console's details.
+    expect(listed.find((c) => c.id === visitor.conversationId)?.contact).toBe(visitor.visitorId);
+    expect(visitor.visitorId.length).toBeGreaterThan(30);
+  });
+
+  it("searches conversations on the server by name, phone (as typed), visitor id, conversation id or short label", async () => {
+    const tag = Date.now().toString().slice(-7);
+    const created = async (channel: string, contact: string, name?: string) =>
+      (await hub.api("POST", "/v1/conversations", { channel, contact, ...(name ? { name } : {}) })).body.conversation
+        .id as string;
+    const named = await created("whatsapp", `5691${tag}`, `Beatriz Ñúñez ${tag}`);
+    const numbered = await created("whatsapp", `5698${tag}`);
+    const visitor = await openSession(hub.url);
+    const percent = await created("web", `discount-100%-${tag}`);
+    const search = async (q: string) =>
+      (
+        (await asConsole("GET", `/v1/conversations?limit=500&q=${encodeURIComponent(q)}`)).body.conversations as {
+          id: string;
+        }[]
+      ).map((c) => c.id);
+
+    expect(await search(`beatriz ñúñez ${tag}`)).toEqual([named]);
+    expect(await search(`+56 98 ${tag.slice(0, 3)} ${tag.slice(3)}`)).toEqual([numbered]);
+    expect(await search(`(569) 8${tag}`)).toEqual([numbered]);
+    expect(await search(visitor.visitorId.slice(5, 20))).toEqual([visitor.conversationId]);
+    expect(await search(visitor.conversationId)).toEqual([visitor.conversationId]);
+    const byLabel = await search(`Visitor ${visitor.conversationId.slice(0, 4)}`);
+    expect(byLabel).toContain(visitor.conversationId);
+    expect(byLabel.every((id) => id.startsWith(visitor.conversationId.slice(0, 4)))).toBe(true);
+    // LIKE's wildcards are plain characters in a search.
+    expect(await search(`100%-${tag}`)).toEqual([percent]);
+    expect(await search(`100_-${tag}`)).toEqual([]);
+    expect(await search(`nobody-${tag}`)).toEqual([]);
+    // Search combines with the other filters; an empty one is no search at all.
+    expect(await search(tag)).toEqual(expect.arrayContaining([named, numbered, percent]));
+    const whatsappOnly = (await asConsole("GET", `/v1/conversations?channel=web&q=${tag}`)).body.conversations.map(
+      (c: { id: string }) => c.id,
+    );
+    expect(whatsappOnly).toEqual([percent]);
+    expect((await asConsole("GET", "/v1/conversations?q=")).status).toBe(200);
+    const tooLong = await asConsole("GET", `/v1/conversations?q=${"x".repeat(201)}`);
+    expect(tooLong.status).toBe(400);
+    expect(tooLong.body.error.details).toEqual([{ field: "q", message: expect.any(String) }]);
+  });
+
+  it("a job cancelled from the console records who cancelled it, and its backend gets the cancel request", async () => {
+    const conversationId = await hub.conversation("web");
+    const start = async (reason: string) =>
+      (
+        await hub.api("POST", `/v1/conversations/${conversationId}/tool-calls`, {
+          tool: "match_therapists",
+          arguments: { reason, area: "Ñuñoa" },
+        })
+      ).body.job.id as string;
+    const byHuman = await start("cancelled by a human");
+    const bad = await asConsole("POST", `/v1/jobs/${byHuman}/cancel`, { agent: { id: "h1", name: " " } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.details).toEqual([{ field: "agent.name", message: expect.any(String) }]);
+    expect((await hub.db.job.findUniqueOrThrow({ where: { id: byHuman } })).status).toBe("running");
+
+    const cancelled = await asConsole("POST", `/v1/jobs/${byHuman}/cancel`, { agent: { id: "h1", name: "Marta" } });
+    expect(cancelled.status).toBe(200);
+    expect(cancelled.body.job).toMatchObject({ id: byHuman, status: "cancelled" });
+    await eventually(() => backend.cancels.find((c) => c.jobId === byHuman && c.status === 200), "the cancel request");
+    // The agent's key cancels as the agent: a human's name it sends is not recorded.
+    const byAgent = await start("cancelled by the agent");
+    const agentCancel = await hub.api("POST", `/v1/jobs/${byAgent}/cancel`, { agent: { id: "h1", name: "Marta" } });
+    expect(agentCancel.status).toBe(200);
+    const entries = (await asConsole("GET", `/v1/conversations/${conversationId}/timeline`)).body.messages.filter(
+      (m: { role: string; jobId: string }) => m.role === "tool_result",
+    );
+    expect(entries.map((m: { jobId: string; data: unknown }) => [m.jobId, m.data])).toEqual([
+      [byHuman, { outcome: "cancelled", reason: "cancelled", agent: { id: "h1", name: "Marta" } }],
+      [byAgent, { outcome: "cancelled", reason: "cancelled" }],
+    ]);
+    expect((await asConsole("POST", `/v1/jobs/${byHuman}/cancel`, {})).status).toBe(409);
+  });
+
+  it("the widget shows a human reply with the name its sender gave the console, and never their id", async () => {
+    const session = await openSession(hub.url);
+    const client = await widget(session.token);
+    await takeOver(session.conversationId);
+    for (const body of [{ text: "Rosa here.", agent: { id: "agent-8", name: "Rosa Díaz" } }, { text: "The team." }]) {
+      expect((await asConsole("POST", `/v1/conversations/${session.conversationId}/human-messages`, body)).status).toBe(
+        201,
+      );
+    }
+    await eventually(() => client.messages.filter((m) => m.role === "human").length === 2, "both replies, live");
+    const shown = (messages: typeof client.messages) =>
+      messages.filter((m) => m.role === "human").map((m) => [m.text, m.senderName]);
+    expect(shown(client.messages)).toEqual([
+      ["Rosa here.", "Rosa Díaz"],
+      ["The team.", undefined],
+    ]);
+    expect(JSON.stringify(client.messages)).not.toContain("agent-8");
+    // The same from the history, on a new device.
+    const later = await widget(session.token);
+    await eventually(() => later.history.length > 0, "the history");
+    expect(shown(later.history.flat())).toEqual(shown(client.messages));
   });
 
   it("accepts the agent key (HUB_API_KEY) on the conversation list and timeline, and refuses any other key", async () => {

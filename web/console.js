@@ -7,11 +7,13 @@
 
   const STORE = "cdh-console:";
   const REFRESH_DEBOUNCE_MS = 150;
+  // Searching asks the hub (the list is limited, so filtering only what was loaded would miss people).
+  const SEARCH_DEBOUNCE_MS = 250;
   // Some changes reach no event (read receipts, entries released by a hand-back): re-read now and then.
   const ROLE_LABEL = {
     user: "Person",
     agent: "Agent",
-    human: "Human",
+    human: "Team member",
     tool_call: "Tool call",
     tool_result: "Tool result",
     template: "Template",
@@ -42,11 +44,14 @@
     filterControl: $("filter-control"),
     filterHeld: $("filter-held"),
     filterWaiting: $("filter-waiting"),
+    search: $("search"),
     list: $("conversation-list"),
     emptyDetail: $("empty-detail"),
     detail: $("detail"),
     detailName: $("detail-name"),
     detailMeta: $("detail-meta"),
+    detailIds: $("detail-ids-list"),
+    back: $("back-to-list"),
     controlState: $("control-state"),
     takeover: $("takeover"),
     handback: $("handback"),
@@ -60,8 +65,10 @@
 
   const state = {
     key: "",
-    agent: { id: "agent-1", name: "Support" },
+    agent: { id: "", name: "" },
     conversations: [],
+    /** The running job whose Cancel was pressed once: it asks for confirmation before calling the hub. */
+    confirmingCancel: null,
     selectedId: null,
     /** The open conversation's latest timeline answer. */
     timeline: null,
@@ -236,6 +243,8 @@
     if (ui.filterControl.value) params.set("control", ui.filterControl.value);
     if (ui.filterHeld.checked) params.set("held", "true");
     if (ui.filterWaiting.checked) params.set("waiting", "true");
+    const search = ui.search.value.trim();
+    if (search) params.set("q", search);
     params.set("limit", "200");
     return params.toString();
   }
@@ -267,8 +276,35 @@
 
   // ---------------------------------------------------------------- conversation list
 
+  /** The hub's label for the person (their name, phone, or "Visitor 3f9a"); the raw ids are in the details. */
   function displayName(conversation) {
+    if (conversation.label) return conversation.label;
+    const known = state.conversations.find((c) => c.id === conversation.id);
+    if (known && known.label) return known.label;
+    if (state.timeline && state.timeline.conversation.id === conversation.id) return state.timeline.conversation.label;
     return conversation.name || conversation.contact || conversation.id;
+  }
+
+  /** What identifies the person on their channel, for tooltips and the details. */
+  function contactKind(channel) {
+    if (channel === "whatsapp") return "WhatsApp number or id";
+    if (channel === "instagram") return "Instagram-scoped id";
+    if (channel === "messenger") return "Page-scoped id";
+    return "Visitor id";
+  }
+
+  function fullIds(conversation) {
+    return `${contactKind(conversation.channel)}: ${conversation.contact}\nConversation: ${conversation.id}`;
+  }
+
+  /** Who wrote an entry: the person by their label, a human agent by the name they signed in with. */
+  function authorLabel(message, conversation) {
+    if (message.role === "user") return conversation ? displayName(conversation) : ROLE_LABEL.user;
+    if (message.role !== "human") return ROLE_LABEL[message.role] || message.role;
+    const data = message.data && typeof message.data === "object" ? message.data : {};
+    const agent = data.agent && typeof data.agent === "object" ? data.agent : null;
+    if (!agent || !agent.name) return "Team member";
+    return agent.id === state.agent.id ? `${agent.name} (you)` : agent.name;
   }
 
   function controlBadge(conversation) {
@@ -279,10 +315,13 @@
     return chip(label, "human", holder ? `Taken over by ${holder.name} (${holder.id})` : "Taken over");
   }
 
-  function lastMessageLine(message) {
+  function lastMessageLine(message, conversation) {
     if (!message) return el("div", { class: "last muted", text: "No messages yet" });
     return el("div", { class: "last" }, [
-      el("span", { class: "last-role", text: `${ROLE_LABEL[message.role] || message.role}: ` }),
+      el("span", {
+        class: "last-role",
+        text: `${message.role === "user" ? "Person" : authorLabel(message, conversation)}: `,
+      }),
       el("span", { text: compact(message.text || "", 140) }),
     ]);
   }
@@ -304,7 +343,7 @@
         },
         [
           el("div", { class: "row" }, [
-            el("span", { class: "name", text: displayName(conversation), title: conversation.contact }),
+            el("span", { class: "name", text: displayName(conversation), title: fullIds(conversation) }),
             el("span", {
               class: "time",
               text: formatTime((conversation.lastMessage || conversation).createdAt),
@@ -330,35 +369,55 @@
               title: "Messages waiting for the person to write again (messaging window closed)",
             }),
           ]),
-          lastMessageLine(conversation.lastMessage),
+          lastMessageLine(conversation.lastMessage, conversation),
         ],
       );
-      item.addEventListener("click", () => select(conversation.id));
+      item.addEventListener("click", () => select(conversation.id, { fromList: true }));
       item.addEventListener("keydown", (event) => {
         if (event.key === "Enter" || event.key === " ") {
           event.preventDefault();
-          select(conversation.id);
+          select(conversation.id, { fromList: true });
         }
       });
       return item;
     });
     if (items.length === 0) {
-      const filtered = filterQuery() !== "limit=200";
-      items.push(
-        el("li", { class: "list-empty", text: filtered ? "No conversations match." : "No conversations yet." }),
+      const search = ui.search.value.trim();
+      const filtered = Boolean(
+        ui.filterChannel.value || ui.filterControl.value || ui.filterHeld.checked || ui.filterWaiting.checked,
       );
+      const text = search
+        ? `No conversation matches “${search}”${filtered ? " with these filters" : ""}.`
+        : filtered
+          ? "No conversations match these filters."
+          : "No conversations yet.";
+      items.push(el("li", { class: "list-empty", text }));
     }
     ui.list.replaceChildren(...items);
   }
 
-  function select(id) {
+  /**
+   * On a narrow screen the list and the open conversation are two views (CSS reads `data-view`); on a wide
+   * one both show. Opening a conversation from the list adds a history entry, so the phone's own back
+   * gesture, like the Back button, returns to the list.
+   */
+  function showView(view) {
+    ui.console.setAttribute("data-view", view);
+  }
+
+  function select(id, options) {
+    const fromList = Boolean(options && options.fromList);
+    showView("conversation");
+    const hash = `#${encodeURIComponent(id)}`;
+    if (fromList && location.hash !== hash) history.pushState({ conversation: id }, "", hash);
+    else if (location.hash !== hash) history.replaceState(history.state, "", hash);
     if (id === state.selectedId) {
       timelineRefresh.schedule(0);
       return;
     }
     state.selectedId = id;
     state.timeline = null;
-    history.replaceState(null, "", `#${encodeURIComponent(id)}`);
+    state.confirmingCancel = null;
     for (const node of ui.list.querySelectorAll(".conversation")) {
       const selected = node.getAttribute("data-id") === id;
       node.classList.toggle("selected", selected);
@@ -417,13 +476,12 @@
     if (!data) return;
     const conversation = data.conversation;
     ui.detailName.textContent = displayName(conversation);
+    ui.detailName.title = fullIds(conversation);
     const meta = [
       chip(CHANNEL_LABEL[conversation.channel] || conversation.channel, "channel"),
       controlBadge(conversation),
+      el("span", { class: "muted", text: `since ${formatTime(conversation.createdAt)}` }),
     ];
-    if (conversation.name) meta.push(el("span", { class: "muted", text: `contact ${conversation.contact}` }));
-    // Meta channels: which of the hub's numbers, accounts or pages the person writes to (replies leave from it).
-    if (conversation.account) meta.push(el("span", { class: "muted", text: `via ${conversation.account}` }));
     if (conversation.window && !["web", "ios", "android", "flutter"].includes(conversation.channel)) {
       meta.push(
         conversation.window.open
@@ -432,6 +490,7 @@
       );
     }
     ui.detailMeta.replaceChildren(...meta);
+    renderIds(conversation);
 
     const held = (data.held || []).length;
     ui.heldBanner.hidden = held === 0;
@@ -445,33 +504,99 @@
     updateControls();
   }
 
+  /** Every id the hub knows the person by, in full (what to quote to a colleague or search for). */
+  function renderIds(conversation) {
+    const rows = [];
+    if (conversation.name) rows.push(["Name", conversation.name]);
+    rows.push([contactKind(conversation.channel), conversation.contact]);
+    // Meta channels: which of the hub's numbers, accounts or pages the person writes to (replies leave from it).
+    if (conversation.account) rows.push(["Writes to", conversation.account]);
+    rows.push(["Conversation", conversation.id]);
+    rows.push(["Started", formatTime(conversation.createdAt)]);
+    ui.detailIds.replaceChildren(
+      ...rows.flatMap(([term, value]) => [el("dt", { text: term }), el("dd", { text: value })]),
+    );
+  }
+
   function renderJobs(jobs) {
     ui.jobs.hidden = jobs.length === 0;
-    ui.jobs.replaceChildren(
-      ...jobs.map((job) => {
-        const latest = (job.progress || [])[(job.progress || []).length - 1];
-        const result = job.result && typeof job.result === "object" ? job.result.message : undefined;
-        const detail =
-          job.status === "running"
-            ? latest
-              ? `${latest.text} · ${formatTime(latest.at, true)}`
-              : job.message || "started"
-            : job.error || result || job.message || "";
-        return el("div", { class: "job", "data-id": job.id, "data-status": job.status }, [
-          el("div", { class: "row" }, [
-            el("span", { class: "job-tool", text: job.tool.replace(/_/g, " ") }),
-            chip(job.status.replace(/_/g, " "), statusKind(job.status)),
-          ]),
-          el("div", { class: "job-detail", text: detail, title: detail }),
-          el("div", {
-            class: "job-time muted",
-            text:
-              `started ${formatTime(job.createdAt, true)}` +
-              (job.endedAt ? ` · ended ${formatTime(job.endedAt, true)}` : ` · times out ${formatTime(job.timeoutAt)}`),
-          }),
-        ]);
+    ui.jobs.replaceChildren(...jobs.map(jobCard));
+  }
+
+  function jobCard(job) {
+    const latest = (job.progress || [])[(job.progress || []).length - 1];
+    const result = job.result && typeof job.result === "object" ? job.result.message : undefined;
+    const detail =
+      job.status === "running"
+        ? latest
+          ? `${latest.text} · ${formatTime(latest.at, true)}`
+          : job.message || "started"
+        : job.error || result || job.message || "";
+    const tool = job.tool.replace(/_/g, " ");
+    return el("div", { class: "job", "data-id": job.id, "data-status": job.status }, [
+      el("div", { class: "row" }, [
+        el("span", { class: "job-tool", text: tool }),
+        chip(job.status.replace(/_/g, " "), statusKind(job.status)),
+      ]),
+      el("div", { class: "job-detail", text: detail, title: detail }),
+      el("div", {
+        class: "job-time muted",
+        text:
+          `started ${formatTime(job.createdAt, true)}` +
+          (job.endedAt ? ` · ended ${formatTime(job.endedAt, true)}` : ` · times out ${formatTime(job.timeoutAt)}`),
       }),
-    );
+      job.status === "running" ? cancelControls(job, tool) : null,
+    ]);
+  }
+
+  /**
+   * Cancelling is final (the backend is told to stop, a late result is refused, the agent tells the person),
+   * so the first press only asks; the second, on a button that says what it does, cancels.
+   */
+  function cancelControls(job, tool) {
+    if (state.confirmingCancel !== job.id) {
+      const button = el("button", { type: "button", class: "job-cancel small", text: "Cancel job…" });
+      button.addEventListener("click", () => {
+        state.confirmingCancel = job.id;
+        renderJobs((state.timeline && state.timeline.jobs) || []);
+        const confirm = ui.jobs.querySelector(`.job[data-id="${job.id}"] .job-cancel-confirm`);
+        if (confirm) confirm.focus();
+      });
+      return el("div", { class: "job-actions" }, [button]);
+    }
+    const yes = el("button", { type: "button", class: "job-cancel-confirm small danger", text: "Yes, cancel it" });
+    const no = el("button", { type: "button", class: "job-cancel-keep small", text: "Keep running" });
+    yes.disabled = state.busy;
+    yes.addEventListener("click", () => cancelJob(job, tool));
+    no.addEventListener("click", () => {
+      state.confirmingCancel = null;
+      renderJobs((state.timeline && state.timeline.jobs) || []);
+    });
+    return el("div", { class: "job-actions job-confirm", role: "group", "aria-label": `Cancel ${tool}?` }, [
+      el("p", {
+        class: "job-confirm-text",
+        text:
+          `Cancel ${tool}? The hub stops waiting for it and tells its backend to stop (when the tool says how); ` +
+          "a result sent later is dropped, and the agent tells the person it was cancelled.",
+      }),
+      el("div", { class: "job-confirm-buttons" }, [yes, no]),
+    ]);
+  }
+
+  function cancelJob(job, tool) {
+    act("Cancel job", async () => {
+      state.confirmingCancel = null;
+      try {
+        await api("POST", `/v1/jobs/${encodeURIComponent(job.id)}/cancel`, { agent: state.agent });
+        setStatus(`Cancelled ${tool}.`, "ok");
+      } catch (error) {
+        if (error instanceof ApiError && error.code === "job_ended") {
+          setStatus(`${tool} had already ended; nothing was cancelled.`, "info");
+          return;
+        }
+        throw error;
+      }
+    });
   }
 
   function statusKind(status) {
@@ -527,10 +652,10 @@
     return message.text || "";
   }
 
-  function entryElement(message) {
+  function entryElement(message, conversation) {
     const held = message.status === "held";
     const data = message.data && typeof message.data === "object" ? message.data : {};
-    const author = message.role === "human" && data.agent ? ` · ${data.agent.name}` : "";
+    const canceller = data.outcome === "cancelled" && data.agent && data.agent.name ? data.agent : null;
     const chips = [];
     if (message.status) chips.push(chip(message.status.replace(/_/g, " "), statusKind(message.status)));
     if (message.decision && message.decision !== message.status) {
@@ -547,7 +672,11 @@
       },
       [
         el("div", { class: "entry-head" }, [
-          el("span", { class: "entry-role", text: `${ROLE_LABEL[message.role] || message.role}${author}` }),
+          el("span", {
+            class: "entry-role",
+            text: authorLabel(message, conversation),
+            title: message.role === "human" ? "Human agent" : undefined,
+          }),
           el("span", { class: "entry-time", text: formatTime(message.createdAt, true) }),
           ...chips,
         ]),
@@ -568,6 +697,12 @@
           ? el("div", { class: "entry-note", text: `deleted by the person ${formatTime(message.deletedAt, true)}` })
           : null,
         message.reaction ? el("div", { class: "entry-note muted", text: `reaction: ${message.reaction}` }) : null,
+        canceller
+          ? el("div", {
+              class: "entry-note cancelled-by",
+              text: `Cancelled from the console by ${canceller.id === state.agent.id ? `${canceller.name} (you)` : canceller.name}`,
+            })
+          : null,
         message.statusReason && !held
           ? el("div", { class: "entry-note muted", text: `reason: ${message.statusReason.replace(/_/g, " ")}` })
           : null,
@@ -579,7 +714,8 @@
     const box = ui.timeline;
     const atEnd = box.scrollHeight - box.scrollTop - box.clientHeight < 60;
     const top = box.scrollTop;
-    box.replaceChildren(...messages.map(entryElement));
+    const conversation = state.timeline && state.timeline.conversation;
+    box.replaceChildren(...messages.map((message) => entryElement(message, conversation)));
     if (messages.length === 0) box.appendChild(el("li", { class: "timeline-empty", text: "No entries yet." }));
     box.scrollTop = atEnd ? box.scrollHeight : top;
   }
@@ -654,6 +790,35 @@
     });
   }
 
+  let searchTimer;
+  ui.search.addEventListener("input", () => {
+    clearTimeout(searchTimer);
+    searchTimer = setTimeout(() => listRefresh.schedule(0), SEARCH_DEBOUNCE_MS);
+  });
+  ui.search.addEventListener("keydown", (event) => {
+    if (event.key === "Enter") {
+      clearTimeout(searchTimer);
+      listRefresh.schedule(0);
+    }
+  });
+
+  // ---------------------------------------------------------------- list ⇄ conversation (narrow screens)
+
+  ui.back.addEventListener("click", () => {
+    showView("list");
+    // Undo the entry select() pushed, so the browser's back does not reopen the conversation.
+    if (history.state && history.state.conversation) history.back();
+    else history.replaceState(null, "", location.pathname + location.search);
+    const item = ui.list.querySelector(".conversation.selected");
+    if (item) item.focus();
+  });
+
+  window.addEventListener("popstate", () => {
+    const id = decodeURIComponent(location.hash.slice(1));
+    if (!id) showView("list");
+    else if (state.key) select(id);
+  });
+
   // ---------------------------------------------------------------- live updates
 
   function connect() {
@@ -723,7 +888,8 @@
     ui.console.hidden = false;
     ui.logout.hidden = false;
     ui.who.hidden = false;
-    ui.who.textContent = `${agent.name} (${agent.id})`;
+    ui.who.textContent = agent.name;
+    ui.who.title = `Signed in as ${agent.name} (id ${agent.id})`;
     setStatus(`Signed in as ${agent.name}.`, "ok");
     connect();
     await listRefresh.now();
@@ -741,6 +907,7 @@
     ui.key.value = "";
     ui.list.replaceChildren();
     ui.console.hidden = true;
+    showView("list");
     ui.detail.hidden = true;
     ui.emptyDetail.hidden = false;
     ui.loginForm.hidden = false;
@@ -750,15 +917,34 @@
     setStatus(reason || "Signed out.", reason ? "error" : "info");
   }
 
+  /** An id made from the name when none is given: the same name signs in as the same human. */
+  function idFromName(name) {
+    const slug = name
+      .normalize("NFD")
+      .replace(/[\u0300-\u036f]/g, "")
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, "-")
+      .replace(/^-+|-+$/g, "")
+      .slice(0, 100);
+    return slug || "agent";
+  }
+
+  function agentFromForm() {
+    const name = ui.agentName.value.trim();
+    return name ? { id: ui.agentId.value.trim() || idFromName(name), name } : null;
+  }
+
   ui.loginForm.addEventListener("submit", (event) => {
     event.preventDefault();
     const key = ui.key.value.trim();
-    const agent = {
-      id: ui.agentId.value.trim() || "agent-1",
-      name: ui.agentName.value.trim() || "Support",
-    };
+    const agent = agentFromForm();
     if (!key) {
       setStatus("Enter the console key.", "error");
+      return;
+    }
+    if (!agent) {
+      setStatus("Enter your name: it is shown with your replies.", "error");
+      ui.agentName.focus();
       return;
     }
     signIn(key, agent);
@@ -776,16 +962,18 @@
     ui.filterWaiting.checked = Boolean(filters.waiting);
   }
   const savedAgent = load("agent", null);
-  if (savedAgent && savedAgent.id && savedAgent.name) {
+  if (savedAgent && typeof savedAgent.id === "string" && typeof savedAgent.name === "string") {
     ui.agentId.value = savedAgent.id;
     ui.agentName.value = savedAgent.name;
   }
   const savedKey = load("key", "");
-  if (typeof savedKey === "string" && savedKey) {
+  const knownAgent = agentFromForm();
+  if (typeof savedKey === "string" && savedKey && knownAgent) {
     ui.key.value = savedKey;
     ui.loginForm.hidden = true;
-    signIn(savedKey, { id: ui.agentId.value.trim() || "agent-1", name: ui.agentName.value.trim() || "Support" });
+    signIn(savedKey, knownAgent);
   } else {
-    setStatus("Sign in with the console key.", "info");
+    if (typeof savedKey === "string") ui.key.value = savedKey;
+    setStatus("Sign in with the console key and your name.", "info");
   }
 })();

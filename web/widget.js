@@ -179,10 +179,12 @@
     return Number.isNaN(date.getTime()) ? "" : date.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
   }
 
-  function messageElement(role, text, createdAt) {
+  // A human agent's reply carries the name they gave the support console, as Chatwoot's widget shows it.
+  function messageElement(role, text, createdAt, senderName) {
+    const who = role === "human" && senderName ? senderName : ROLE_LABEL[role] || role;
     return el("li", { class: "cdh-message", "data-role": role }, [
       el("div", { class: "cdh-bubble", text }),
-      el("div", { class: "cdh-meta", text: `${ROLE_LABEL[role] || role} · ${formatTime(createdAt)}` }),
+      el("div", { class: "cdh-meta", text: `${who} · ${formatTime(createdAt)}` }),
     ]);
   }
 
@@ -207,7 +209,7 @@
       node.querySelector(".cdh-meta").textContent = `${ROLE_LABEL.user} · ${formatTime(message.createdAt)}`;
       dequeue(message.clientId);
     } else {
-      node = messageElement(message.role, message.text, message.createdAt);
+      node = messageElement(message.role, message.text, message.createdAt, message.senderName);
       ui.messages.appendChild(node);
     }
     node.setAttribute("data-id", message.id);

@@ -6,22 +6,37 @@ import { messageView, type MessageView } from "../conversations/timeline.js";
 import { messageFromJson, type ConversationRow, type MessageRow } from "../delivery/rows.js";
 import type { JobRow } from "../jobs/job-store.js";
 import { jobView, type JobView } from "../jobs/job-view.js";
+import { contactLabel, searchTerms } from "./contact-label.js";
 
 export interface ConversationFilter {
   channel?: string | undefined;
   control?: "agent" | "human" | undefined;
   held?: boolean | undefined;
   waiting?: boolean | undefined;
+  /** Finds the person: part of their name, contact (phone, handle, visitor id), BSUID or conversation id. */
+  q?: string | undefined;
   limit: number;
 }
 
-export interface ConversationSummary extends ConversationView {
+/** A conversation as the console shows it: with the `label` a person recognises it by. */
+export interface ConsoleConversationView extends ConversationView {
+  label: string;
+}
+
+function consoleView(row: ConversationRow, now: Date): ConsoleConversationView {
+  return { ...conversationView(row, now), label: contactLabel(row) };
+}
+
+const likeEscaped = (text: string) => text.replace(/[\\%_]/g, (char) => `\\${char}`);
+
+export interface ConversationSummary extends ConsoleConversationView {
   held: number;
   waiting: number;
   lastMessage: MessageView | null;
 }
 
 export async function listConversations(ctx: HubContext, filter: ConversationFilter): Promise<ConversationSummary[]> {
+  const search = filter.q ? searchTerms(filter.q) : undefined;
   const rows = await ctx.sql.query<
     ConversationRow & { held: string; waiting: string; lastMessage: Record<string, unknown> | null }
   >(
@@ -34,11 +49,22 @@ export async function listConversations(ctx: HubContext, filter: ConversationFil
                 FROM "Message" WHERE "conversationId" = c.id AND status IN ('held', 'awaiting_reply')) counts
      WHERE ($1::text IS NULL OR c.channel = $1) AND ($2::text IS NULL OR c.control = $2)
        AND (NOT $3::boolean OR counts.held > 0) AND (NOT $4::boolean OR counts.waiting > 0)
+       AND ($6::text IS NULL OR c.name ILIKE $6 OR c.contact ILIKE $6 OR c."userId" ILIKE $6 OR c.id::text ILIKE $6
+         OR c.contact LIKE $7 OR c."userId" LIKE $7 OR c.id::text LIKE $8)
      ORDER BY c."updatedAt" DESC LIMIT $5`,
-    [filter.channel ?? null, filter.control ?? null, filter.held === true, filter.waiting === true, filter.limit],
+    [
+      filter.channel ?? null,
+      filter.control ?? null,
+      filter.held === true,
+      filter.waiting === true,
+      filter.limit,
+      search ? `%${likeEscaped(search.text)}%` : null,
+      search?.digits ? `%${search.digits}%` : null,
+      search?.idPrefix ? `${search.idPrefix}%` : null,
+    ],
   );
   return rows.map((row) => ({
-    ...conversationView(row, ctx.now()),
+    ...consoleView(row, ctx.now()),
     held: Number(row.held),
     waiting: Number(row.waiting),
     lastMessage: row.lastMessage ? messageView(messageFromJson(row.lastMessage)) : null,
@@ -46,7 +72,7 @@ export async function listConversations(ctx: HubContext, filter: ConversationFil
 }
 
 export interface ConversationTimeline {
-  conversation: ConversationView;
+  conversation: ConsoleConversationView;
   messages: MessageView[];
   held: MessageView[];
   jobs: JobView[];
@@ -72,7 +98,7 @@ export async function conversationTimeline(
   ]);
   const views = messages.map(messageView);
   return {
-    conversation: conversationView(conversation, ctx.now()),
+    conversation: consoleView(conversation, ctx.now()),
     messages: views,
     held: views.filter((message) => message.status === "held"),
     jobs: jobs.map((job) =>

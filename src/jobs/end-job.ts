@@ -18,6 +18,7 @@ export async function endJob(
   jobId: string,
   reason: EndReason,
   by?: string,
+  agent?: { id: string; name: string },
 ): Promise<{ job: JobRow | undefined; ended: boolean }> {
   const { status, text } = ending[reason];
   const job = await readJob(ctx.sql, jobId);
@@ -29,6 +30,7 @@ export async function endJob(
     text,
     cancelRequest: ctx.tools.get(job.tool)?.async?.cancel ? "pending" : "not_declared",
     by: by ?? null,
+    agent,
     at: ctx.now(),
   });
   if (!ended) return { job: await readJob(ctx.sql, jobId), ended: false };

@@ -182,6 +182,8 @@ export async function commitEnd(
     text: string;
     cancelRequest: "pending" | "not_declared";
     by: string | null;
+    /** The human who cancelled it from the console, when they named themselves; kept on the entry. */
+    agent?: { id: string; name: string } | undefined;
     at: Date;
   },
 ): Promise<{ job: JobRow; entry: MessageRow } | undefined> {
@@ -209,7 +211,7 @@ export async function commitEnd(
       end.by,
       randomUUID(),
       end.text,
-      json({ outcome: end.status, reason: end.reason }),
+      json({ outcome: end.status, reason: end.reason, ...(end.agent ? { agent: end.agent } : {}) }),
       randomUUID(),
       json({
         jobId: end.job.id,

@@ -67,10 +67,18 @@ export async function listJobs(ctx: HubContext, conversationId: string, status?:
   return jobs.map((job) => jobView(job, progressOf(job.progress)));
 }
 
-/** Cancels a running job: it ends as `cancelled`, the backend gets the tool's cancel request. */
-export async function cancelJob(ctx: HubContext, jobId: string, by: string): Promise<JobView> {
+/**
+ * Cancels a running job: it ends as `cancelled`, the backend gets the tool's cancel request. A human who
+ * names themselves is recorded on the job's failure entry, so the timeline says who called it off.
+ */
+export async function cancelJob(
+  ctx: HubContext,
+  jobId: string,
+  by: string,
+  agent?: { id: string; name: string },
+): Promise<JobView> {
   if (!isUuid(jobId)) throw notFound("job");
-  const { job, ended } = await endJob(ctx, jobId, "cancelled", by);
+  const { job, ended } = await endJob(ctx, jobId, "cancelled", by, agent);
   if (!job) throw notFound("job");
   if (!ended) throw new HubError(409, "job_ended", `the job has already ended (${job.status})`);
   return jobView(job);

@@ -2,10 +2,18 @@
 // The OpenAPI document is generated from this table; the OpenAPI test checks it against the mounted routes.
 import { z } from "zod";
 import { turnReplySchema, turnRequestSchema } from "../agent/agent-port.js";
-import { conversationSummaryView, conversationView, jobView, messageView, toolView } from "./api-views.js";
+import {
+  consoleConversationView,
+  conversationSummaryView,
+  conversationView,
+  jobView,
+  messageView,
+  toolView,
+} from "./api-views.js";
 import { humanMessageBody, listQuery, takeoverBody } from "./routes/console.js";
 import {
   agentMessageBody,
+  cancelBody,
   createConversationBody,
   jobQuery,
   jobsQuery,
@@ -29,6 +37,7 @@ export interface ApiOperation {
   keys: ApiKey[];
   query?: z.ZodObject;
   body?: z.ZodType;
+  bodyOptional?: true;
   /** Success answers; the error answers every operation shares are added by the document. */
   responses: Record<number, ApiResponse>;
   /** Error answers particular to this operation (each is an `Error`). */
@@ -39,7 +48,7 @@ export const toolResult = z
   .object({ message: z.string().optional(), data: z.unknown() })
   .describe("a synchronous tool's answer, mapped by its tool file's `respond`");
 const timeline = z.object({
-  conversation: conversationView,
+  conversation: consoleConversationView,
   messages: z.array(messageView),
   held: z.array(messageView),
   jobs: z.array(jobView),
@@ -132,7 +141,10 @@ export const apiOperations: ApiOperation[] = [
     method: "post",
     path: "/jobs/:id/cancel",
     summary: "Call a running job off; its backend gets the tool's cancel request",
+    description: "With the console key, `{agent: {id, name}}` records who cancelled it (the body is optional).",
     keys: ["agent", "console"],
+    body: cancelBody,
+    bodyOptional: true,
     responses: { 200: { description: "the job, now cancelled", schema: z.object({ job: jobView }) } },
     errors: { 404: "no such job", 409: "the job has already ended" },
   },

@@ -74,7 +74,12 @@ export const toolView = z.object({
   async: z.union([z.literal(false), z.object({ timeoutSeconds: z.number(), cancellable: z.boolean() })]),
 });
 
-export const conversationSummaryView = conversationView.extend({
+/** A conversation as the console shows it: with the label a person recognises it by. */
+export const consoleConversationView = conversationView.extend({
+  label: z.string().describe("the contact's name, number or handle, else a short label like `Visitor 3f9a`"),
+});
+
+export const conversationSummaryView = consoleConversationView.extend({
   held: z.number().int().describe("results held for the person while a human has the conversation"),
   waiting: z.number().int().describe("results waiting for the person's answer to a template"),
   lastMessage: messageView.nullable(),

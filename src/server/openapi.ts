@@ -116,7 +116,9 @@ export function openApiDocument(serverUrl: string): JsonSchema {
       ...(operation.description ? { description: operation.description } : {}),
       security: operation.keys.map((key) => ({ [`${key}Key`]: [] })),
       parameters: [...pathParameters, ...(operation.query ? queryParameters(queries[`${id}Query`]!) : [])],
-      ...(operation.body ? { requestBody: { required: true, content: jsonContent(componentRef(`${id}Body`)) } } : {}),
+      ...(operation.body
+        ? { requestBody: { required: !operation.bodyOptional, content: jsonContent(componentRef(`${id}Body`)) } }
+        : {}),
       responses,
     };
   }

@@ -1,5 +1,5 @@
 // zod at the edge: a failed parse becomes a 400 naming each field.
-import type { z } from "zod";
+import { z } from "zod";
 import { HubError } from "../errors.js";
 
 export function parseInput<S extends z.ZodType>(schema: S, value: unknown, code = "invalid_request"): z.output<S> {
@@ -11,3 +11,9 @@ export function parseInput<S extends z.ZodType>(schema: S, value: unknown, code 
   }));
   throw new HubError(400, code, `invalid ${details.map((detail) => detail.field).join(", ")}`, details);
 }
+
+/** A human agent as the console names them: who took over, replied or cancelled. */
+export const humanAgentBody = z.object({
+  id: z.string().trim().min(1).max(100),
+  name: z.string().trim().min(1).max(200),
+});

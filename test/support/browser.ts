@@ -24,13 +24,13 @@ export function launchChromium(): Promise<Browser> {
 }
 
 /**
- * A hub with the shipped demo tool and its backend (results after `demoDelayMs`, 3 s unless told), and the
- * artifacts folder made.
+ * A hub with the shipped demo tool and its backend (results after `demoDelayMs`, 3 s unless told), any other
+ * tool files given, and the artifacts folder made.
  */
-export function startDemoHub(demoDelayMs = 3000): Promise<TestHub> {
+export function startDemoHub(demoDelayMs = 3000, tools: Record<string, string> = {}): Promise<TestHub> {
   mkdirSync(ARTIFACTS, { recursive: true });
   return TestHub.start({
-    tools: { demo_search: readFileSync("tools/demo_search.yml", "utf8") },
+    tools: { demo_search: readFileSync("tools/demo_search.yml", "utf8"), ...tools },
     env: { DEMO: "true", DEMO_DELAY_MS: String(demoDelayMs) },
   });
 }

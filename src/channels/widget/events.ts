@@ -13,6 +13,8 @@ export interface WidgetMessage {
   clientId?: string | null;
   /** The job whose result or progress this message gives, if any. */
   jobId?: string | null;
+  /** A human agent's reply: the name they gave the console (never their id), when they gave one. */
+  senderName?: string;
 }
 
 export interface WidgetProgress {

@@ -7,6 +7,7 @@ import { roomOf, type WidgetMessage } from "./events.js";
 const ACK_TIMEOUT_MS = 5000;
 
 export function widgetMessage(message: SendMessage): WidgetMessage {
+  const senderName = message.role === "human" ? humanAgentName(message.data) : undefined;
   return {
     id: message.id,
     role: message.role as WidgetMessage["role"],
@@ -14,7 +15,15 @@ export function widgetMessage(message: SendMessage): WidgetMessage {
     createdAt: message.createdAt.toISOString(),
     clientId: message.clientId,
     jobId: message.jobId,
+    ...(senderName ? { senderName } : {}),
   };
+}
+
+/** The name a human reply was recorded with (`data.agent.name`, see src/console/control.ts). */
+function humanAgentName(data: unknown): string | undefined {
+  const agent = data && typeof data === "object" ? (data as { agent?: unknown }).agent : undefined;
+  const name = agent && typeof agent === "object" ? (agent as { name?: unknown }).name : undefined;
+  return typeof name === "string" && name.trim() ? name.trim() : undefined;
 }
 
 export function widgetChannel(realtime: Realtime): ChannelAdapter {

@@ -8,9 +8,9 @@ import { conversationTimeline, listConversations } from "../../console/console-q
 import { messageView } from "../../conversations/timeline.js";
 import { CHANNELS } from "../../delivery/channel-port.js";
 import { requireBearer } from "../auth.js";
-import { parseInput } from "../validate.js";
+import { humanAgentBody, parseInput } from "../validate.js";
 
-const humanAgent = z.object({ id: z.string().trim().min(1).max(100), name: z.string().trim().min(1).max(200) });
+const humanAgent = humanAgentBody;
 export const takeoverBody = z.object({
   agent: z.union([
     z
@@ -29,6 +29,13 @@ export const listQuery = z.object({
   control: z.enum(["agent", "human"]).optional(),
   held: flag.optional(),
   waiting: flag.optional(),
+  // An empty search box means no search, not a bad request.
+  q: z
+    .string()
+    .trim()
+    .max(200)
+    .optional()
+    .transform((text) => text || undefined),
   limit: z.coerce.number().int().min(1).max(500).default(100),
 });
 

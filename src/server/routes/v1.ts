@@ -11,7 +11,7 @@ import { HubError } from "../../errors.js";
 import { cancelJob, listJobs, waitForJob } from "../../jobs/jobs.js";
 import { startToolCall } from "../../jobs/start-tool-call.js";
 import { requireBearer, type Principal } from "../auth.js";
-import { parseInput } from "../validate.js";
+import { humanAgentBody, parseInput } from "../validate.js";
 
 export const createConversationBody = z.object({
   channel: z.enum(CHANNELS),
@@ -32,6 +32,10 @@ export const toolCallBody = z.object({
 });
 /** How long `GET /v1/jobs/{id}` may wait for the job to end. */
 export const jobQuery = z.object({ waitMs: z.coerce.number().int().min(0).max(30_000).default(0) });
+// A human cancelling from the console may name themselves; the agent's key cancels as "the agent".
+export const cancelBody = z.object({
+  agent: humanAgentBody.optional(),
+});
 export const jobsQuery = z.object({
   status: z.enum(["running", "succeeded", "failed", "timed_out", "cancelled"]).optional(),
 });
@@ -98,7 +102,10 @@ export function v1Routes(ctx: HubContext): Router {
 
   // The agent or a human (console key) may call a job off.
   router.post("/jobs/:id/cancel", requireBearer({ agent: hubApiKey, human: consoleApiKey }), async (req, res) => {
-    res.json({ job: await cancelJob(ctx, req.params.id as string, res.locals.principal as Principal) });
+    const body = parseInput(cancelBody, req.body);
+    const principal = res.locals.principal as Principal;
+    const agent = principal === "human" ? body.agent : undefined;
+    res.json({ job: await cancelJob(ctx, req.params.id as string, principal, agent) });
   });
 
   router.get("/tools", agentOnly, (_req, res) => {
