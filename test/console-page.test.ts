@@ -11,7 +11,7 @@ import { eventually } from "./support/services.js";
 import { CONSOLE_API_KEY, TestHub } from "./support/test-hub.js";
 import { openSession, WidgetClient } from "./support/widget-client.js";
 
-const RESULT = "I found 2 matches";
+const RESULT = "here is sample data";
 const REPLY = "Hi, this is Support. I'm looking at your search myself; one moment.";
 const WAIT = { timeout: 30_000 };
 
