@@ -81,13 +81,12 @@ export async function startToolCall(
   );
   if (answer.ok && answer.status === 202) {
     const message = messageOf(answer.body);
-    const at = ctx.now();
-    await recordAccepted(ctx.sql, job.id, message, at);
+    await recordAccepted(ctx.sql, job.id, message, ctx.now());
     log.info("job accepted by the backend");
     ctx.changes.publish({
       type: "job",
       conversationId: conversation.id,
-      job: { id: job.id, tool: tool.name, status: "running", at },
+      job: { id: job.id, tool: tool.name, status: "running", at: job.createdAt },
     });
     count("accepted");
     return { status: 202, job: jobView({ ...job, acceptMessage: message }), message };
