@@ -23,9 +23,8 @@
   const SEND_RETRY_MS = 2000;
   const READ_DELAY_MS = 1000;
   const TYPING_MAX_MS = 60000;
-  // A fast agent composes in milliseconds: once shown, the indicator stays long enough to be seen, and after
-  // `typing: false` it waits a moment for the reply that follows (a reply hides it at once).
-  const TYPING_MIN_MS = 1200;
+  // The reply follows `typing: false` (committed, then sent): the indicator stays until it is on screen, or
+  // this long after `false` when none comes — a fast agent's turn alone would show it for a few milliseconds.
   const TYPING_REPLY_WAIT_MS = 2000;
   const ROLE_LABEL = { user: "You", agent: "Assistant", human: "Team member" };
 
@@ -99,7 +98,6 @@
   const jobTexts = new Map();
   let unread = 0;
   let typingTimer;
-  let typingSince = 0;
 
   function el(tag, attributes, children) {
     const node = document.createElement(tag);
@@ -295,12 +293,11 @@
   function typed(on) {
     clearTimeout(typingTimer);
     if (on) {
-      if (ui.typing.hidden) typingSince = Date.now();
       ui.typing.hidden = false;
       // A lost `typing: false` must not leave the indicator on for ever.
       typingTimer = setTimeout(hideTyping, TYPING_MAX_MS);
     } else if (!ui.typing.hidden) {
-      typingTimer = setTimeout(hideTyping, Math.max(TYPING_REPLY_WAIT_MS, typingSince + TYPING_MIN_MS - Date.now()));
+      typingTimer = setTimeout(hideTyping, TYPING_REPLY_WAIT_MS);
     }
   }
 
