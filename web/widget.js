@@ -3,10 +3,10 @@
 //   <script src="https://your-hub.example/widget.js" async></script>
 //
 // `data-hub` names the hub when this file is served from elsewhere (default: the script's own origin);
-// `data-title` names the panel. The widget keeps
-// its session (visitor id, conversation id, token), a copy of the transcript, the newest message id and the
-// messages not yet acknowledged in localStorage, so a reload or a returning visitor continues the same
-// conversation and asks the hub only for what is new. The protocol is described in docs/widget-protocol.md.
+// `data-title` names the panel. The widget keeps its session (visitor id, conversation id, token), a copy of
+// the transcript, the newest message id and the messages not yet acknowledged in localStorage, so a reload or
+// a returning visitor continues the same conversation and asks the hub only for what is new. The protocol is
+// described in docs/widget-protocol.md.
 (function () {
   "use strict";
   if (window.ChatDeliveryHubWidget) return;
@@ -407,7 +407,10 @@
     save("outbox", null);
     shown.clear();
     pending.clear();
+    jobs.clear();
+    jobTexts.clear();
     ui.messages.replaceChildren();
+    renderJobs();
   }
 
   async function ensureSession() {
