@@ -19,7 +19,7 @@ import { createChanges } from "./delivery/changes.js";
 import { deliveryState } from "./delivery/delivery-state.js";
 import { turnSchedule } from "./delivery/turn-schedule.js";
 import { attachConsoleNamespace } from "./server/sockets/console-namespace.js";
-import { attachWidgetNamespace } from "./server/sockets/widget-namespace.js";
+import { attachWidgetNamespace, forwardJobsToWidgets } from "./server/sockets/widget-namespace.js";
 import { startSweeper } from "./workers/sweeper.js";
 import { startTurnWorker, turnRunner } from "./workers/turn-worker.js";
 import { startJobWorkers, type Workers } from "./jobs/job-workers.js";
@@ -137,6 +137,7 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
   let url: string | undefined;
   // Every process forwards its own changes to the consoles (on whichever process they are connected).
   const stopForwarding = attachConsoleNamespace(ctx);
+  const stopJobForwarding = forwardJobsToWidgets(ctx);
   if (config.role !== "worker") {
     server = createServer(createApp(ctx));
     realtime.io.attach(server);
@@ -202,6 +203,7 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
       await boundedWait(ctx.turns.drain(), DRAIN_WORK_MS, () => undefined);
       await boundedWait(ctx.turns.handOffAll(), STOP_WAIT_MS, () => undefined);
       stopForwarding();
+      stopJobForwarding();
       backlog.stop();
       await realtime.close();
       await boundedWait(queues.close(), STOP_WAIT_MS, () => queues.redis.disconnect());

@@ -16,7 +16,7 @@ import { startToolBackend, type ToolBackend } from "./support/tool-backend.js";
 import { matchTherapists } from "./support/tool-files.js";
 import { openSession, WidgetClient } from "./support/widget-client.js";
 
-const RESULT = "I found 2 matches";
+const RESULT = "here is sample data";
 const REPLY = "Hi, this is Support. I'm looking at your search myself; one moment.";
 const WAIT = { timeout: 30_000 };
 const AGENT_NAME = "Rosa Díaz";

@@ -3,36 +3,15 @@
 // what a person types in the widget (Enter or the Send button) reaches the hub; and the widget embedded on
 // another site (another origin) works over CORS.
 import { readFileSync } from "node:fs";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import path from "node:path";
 import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { ARTIFACTS, launchChromium, startDemoHub } from "./support/browser.js";
+import { ARTIFACTS, launchChromium, sitePage, startDemoHub, startSite } from "./support/browser.js";
 import { eventually } from "./support/services.js";
 import { TestHub } from "./support/test-hub.js";
 
-const RESULT = "I found 2 matches";
+const RESULT = "here is sample data";
 const WAIT = { timeout: 30_000 };
-
-/** Another site: its own origin (127.0.0.2, its own port), serving the given paths. */
-async function startSite(files: Record<string, { type: string; body: string }>) {
-  const server = createServer((req, res) => {
-    const file = files[new URL(req.url ?? "/", "http://site").pathname];
-    if (!file) return void res.writeHead(404).end();
-    res.writeHead(200, { "Content-Type": file.type }).end(file.body);
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.2", resolve));
-  return {
-    url: `http://127.0.0.2:${(server.address() as AddressInfo).port}`,
-    stop: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
-  };
-}
-
-const sitePage = (script: string) => ({
-  type: "text/html; charset=utf-8",
-  body: `<!doctype html><html><head><title>A clinic</title></head><body><h1>A clinic's own site</h1>${script}</body></html>`,
-});
 
 describe("the demo page", () => {
   let hub: TestHub;
@@ -239,6 +218,59 @@ describe("the demo page", () => {
     ]);
     expect(await userMessages.count()).toBe(1);
     expect(errors).toEqual([]);
+  });
+
+  it("searches for what the person typed, and says plainly when nothing matches", async () => {
+    context = await browser.newContext();
+    const page = await context.newPage();
+    const errors = pageErrors(page);
+    await openDemo(page);
+    await openChat(page);
+
+    await page.keyboard.type("search for couples therapy online");
+    await page.keyboard.press("Enter");
+    await shows(messages(page, "agent", 'on it. Searching the demo catalogue for "couples therapy online"'), errors);
+    const found = messages(page, "agent", 'for "couples therapy online" in the demo catalogue');
+    await shows(found, errors);
+    expect(await found.innerText()).toContain("Javiera Fuentes: couples and family therapy");
+    expect(await found.innerText()).not.toContain("Ana Rojas");
+
+    await page.keyboard.type("search for plumbers in Paris");
+    await page.keyboard.press("Enter");
+    const none = messages(page, "agent", 'Nothing in the demo catalogue matches "plumbers in Paris"');
+    await shows(none, errors);
+    expect(await none.innerText()).not.toContain("Ana Rojas");
+    // The tool was asked for what the person asked for, not for their whole sentence.
+    const conversationId = await conversationOf(page);
+    const jobs = await hub.db.job.findMany({ where: { conversationId }, orderBy: { createdAt: "asc" } });
+    expect(jobs.map((job) => job.arguments)).toEqual([
+      { query: "couples therapy online" },
+      { query: "plumbers in Paris" },
+    ]);
+    expect(errors).toEqual([]);
+  });
+
+  it("shows the README's embed snippet with this hub's address, and loads the widget that same way", async () => {
+    const readme = readFileSync("README.md", "utf8");
+    const snippet = readme.slice(readme.indexOf("## The widget")).match(/```html\n(.*?)\n```/s)?.[1] ?? "";
+    expect(snippet).toContain("widget.js");
+
+    context = await browser.newContext();
+    const page = await context.newPage();
+    await openDemo(page);
+    const shown = await page.locator("#cdh-embed-snippet").textContent();
+    expect(shown).toBe(snippet.replaceAll("https://your-hub.example", hub.url));
+    // The page's own tag is that snippet, on the hub's own origin.
+    const own = await page.evaluate(() => {
+      const tag = document.querySelector<HTMLScriptElement>('script[src$="/widget.js"]')!;
+      const attributes = tag
+        .getAttributeNames()
+        .filter((name) => name !== "src")
+        .map((name) => ` ${name}`)
+        .join("");
+      return `<script src="${tag.src}"${attributes}></script>`;
+    });
+    expect(own).toBe(shown);
   });
 
   describe("with a demo search slow enough (8 s) to close the tab before its result", () => {

@@ -29,8 +29,8 @@ describe("exposure", () => {
     }
   });
 
-  it("other sites can load the widget's script and stylesheet", async () => {
-    for (const asset of ["/widget.js", "/widget.css"]) {
+  it("other sites can load the widget's script, its stylesheet and its socket.io client", async () => {
+    for (const asset of ["/widget.js", "/widget.css", "/widget/socket.io.js"]) {
       const res = await fetch(`${hub.url}${asset}`, { headers: { Origin: "https://shop.example" } });
       expect(res.status).toBe(200);
       expect(res.headers.get("cross-origin-resource-policy")).toBe("cross-origin");

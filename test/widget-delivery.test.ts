@@ -397,6 +397,63 @@ describe("delivering to the widget", () => {
     expect(invalid.body.error.details.map((d: { field: string }) => d.field)).toContain("agent");
   });
 
+  it("a job's start and end reach the widget as job events, and each connection's history lists the jobs still running with their latest progress", async () => {
+    const session = await openSession(hub.url);
+    const client = await connect(session.token);
+    expect(client.historyJobs).toEqual([[]]);
+    const jobId = await startJob(session.conversationId, "job events");
+    const started = await eventually(() => client.jobs.find((job) => job.jobId === jobId), "the job's start");
+    expect(started).toEqual({ jobId, tool: "match_therapists", status: "running", at: expect.any(String) });
+
+    // Progress says whether it also comes as a message (notify), so a client shows it once.
+    await backend.post(jobId, { progress: "Reviewing 12 therapists" });
+    await backend.post(jobId, { progress: "Calling 3 clinics", notify: true });
+    await eventually(() => client.progress.length === 2, "both progress events");
+    expect(client.progress.map(({ text, notify }) => ({ text, notify }))).toEqual([
+      { text: "Reviewing 12 therapists", notify: false },
+      { text: "Calling 3 clinics", notify: true },
+    ]);
+    const running = {
+      jobId,
+      tool: "match_therapists",
+      status: "running",
+      at: started.at,
+      progress: { jobId, tool: "match_therapists", text: "Calling 3 clinics", at: expect.any(String), notify: true },
+    };
+    const second = await connect(session.token);
+    expect(second.historyJobs).toEqual([[running]]);
+
+    // While a human has the conversation the person hears nothing automated: the job runs, its progress is not told.
+    const taken = await hub.api(
+      "POST",
+      `/v1/conversations/${session.conversationId}/takeover`,
+      { agent: { id: "h9", name: "Ines" } },
+      CONSOLE_API_KEY,
+    );
+    expect(taken.status).toBe(200);
+    const during = await connect(session.token);
+    expect(during.historyJobs).toEqual([[{ ...running, progress: null }]]);
+
+    // It ends while its result is held: the widgets hear that it ended all the same.
+    await backend.post(jobId, { result: "ok", message: "held until hand-back" });
+    for (const widget of [client, second, during]) {
+      const ended = await eventually(
+        () => widget.jobs.find((job) => job.jobId === jobId && job.status !== "running"),
+        "the job's end",
+      );
+      expect(ended).toEqual({ jobId, tool: "match_therapists", status: "succeeded", at: expect.any(String) });
+    }
+    expect(client.agentMessages().some((m) => m.text.includes("held until hand-back"))).toBe(false);
+    const after = await connect(session.token);
+    expect(after.historyJobs).toEqual([[]]);
+    await hub.api("POST", `/v1/conversations/${session.conversationId}/handback`, {}, CONSOLE_API_KEY);
+    await eventually(
+      () => client.agentMessages().find((m) => m.text.includes("held until hand-back")),
+      "the result after hand-back",
+    );
+    await hub.settled();
+  });
+
   it("when the agent runtime is down for a while, the turn is retried and the result delivered once after it recovers", async () => {
     const session = await openSession(hub.url);
     const client = await connect(session.token);

@@ -1,7 +1,12 @@
-// The demo page's button: opens the widget and asks the built-in agent to run the demo search.
-// A file of its own, so the page's Content-Security-Policy allows no inline script.
+// The demo page's script: a file of its own, so the page's Content-Security-Policy allows no inline script.
+
+// The embed snippet, as the README gives it, with this hub's address.
+document.getElementById("cdh-embed-snippet").textContent = `<script src="${location.origin}/widget.js" async></script>`;
+
+// The button opens the widget and asks the built-in agent to run the demo search.
 document.getElementById("cdh-demo-button").addEventListener("click", () => {
   const widget = window.ChatDeliveryHubWidget;
+  if (!widget) return; // still loading (it loads async)
   widget.open();
   widget.send("Please run the demo search").catch(() => {});
 });

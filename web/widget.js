@@ -1,24 +1,31 @@
 // chat-delivery-hub web widget: plain browser JavaScript, no build step.
 //
-//   <script src="https://HUB/widget.js" data-hub="https://HUB" async></script>
+//   <script src="https://your-hub.example/widget.js" async></script>
 //
-// `data-hub` is optional (the hub's origin; default: the script's own origin); `data-title` names the panel. The widget keeps
-// its session (visitor id, conversation id, token), a copy of the transcript, the newest message id and the
-// messages not yet acknowledged in localStorage, so a reload or a returning visitor continues the same
-// conversation and asks the hub only for what is new. The protocol is described in docs/widget-protocol.md.
+// `data-hub` names the hub when this file is served from elsewhere (default: the script's own origin);
+// `data-title` names the panel. The widget keeps its session (visitor id, conversation id, token), a copy of
+// the transcript, the newest message id and the messages not yet acknowledged in localStorage, so a reload or
+// a returning visitor continues the same conversation and asks the hub only for what is new. The protocol is
+// described in docs/widget-protocol.md.
 (function () {
   "use strict";
   if (window.ChatDeliveryHubWidget) return;
 
   const script = document.currentScript;
   const hub = resolveHub(script);
-  const title = (script && script.dataset.title) || "Chat";
+  const DEFAULT_TITLE = "Chat";
+  const title = (script && script.dataset.title) || DEFAULT_TITLE;
+  // The launcher's accessible name contains its visible text (title), as speech users say what they see.
+  const OPEN_LABEL = title === DEFAULT_TITLE ? "Open chat" : `Open chat: ${title}`;
   const STORE = `cdh-widget:${hub}:`;
   const CACHE_LIMIT = 200;
   const SEND_ACK_TIMEOUT_MS = 5000;
   const SEND_RETRY_MS = 2000;
   const READ_DELAY_MS = 1000;
   const TYPING_MAX_MS = 60000;
+  // The reply follows `typing: false` (committed, then sent): the indicator stays until it is on screen, or
+  // this long after `false` when none comes — a fast agent's turn alone would show it for a few milliseconds.
+  const TYPING_REPLY_WAIT_MS = 2000;
   const ROLE_LABEL = { user: "You", agent: "Assistant", human: "Team member" };
 
   // ---------------------------------------------------------------- storage (never fatal: it may be disabled)
@@ -81,9 +88,14 @@
   const shown = new Map();
   /** clientId → element of the person's messages not yet acknowledged. */
   const pending = new Map();
-  /** jobId → latest progress, and the latest message about the job. */
-  const progress = new Map();
-  const jobNews = new Map();
+  /** jobId → { jobId, tool, at, progress? }: the jobs running now, as the hub said (job events, history). */
+  const jobs = new Map();
+  /** Jobs seen ending: a history read just before the end must not bring one back. */
+  const endedJobs = new Set();
+  /** Jobs started since this connection opened: its history may have been read before they started. */
+  const jobsSinceConnect = new Set();
+  /** jobId → texts of the messages about it: progress already told in a message is not repeated. */
+  const jobTexts = new Map();
   let unread = 0;
   let typingTimer;
 
@@ -98,10 +110,15 @@
   }
 
   function buildUi() {
-    const launcher = el("button", { id: "cdh-launcher", type: "button", "aria-expanded": "false" }, [
-      el("span", { class: "cdh-launcher-label", text: title }),
-      el("span", { id: "cdh-unread", class: "cdh-unread", hidden: "" }),
-    ]);
+    const launcher = el(
+      "button",
+      { id: "cdh-launcher", type: "button", "aria-expanded": "false", "aria-label": OPEN_LABEL },
+      [
+        el("span", { class: "cdh-launcher-label", text: title }),
+        // Its count is in the launcher's label: read once, not as a stray number after the title.
+        el("span", { id: "cdh-unread", class: "cdh-unread", "aria-hidden": "true", hidden: "" }),
+      ],
+    );
     const status = el("span", {
       id: "cdh-status",
       class: "cdh-status",
@@ -136,7 +153,12 @@
     const root = el("div", { id: "cdh-widget", "data-ready": "false", hidden: "" }, [panel, launcher]);
 
     launcher.addEventListener("click", () => (panel.hidden ? open() : closePanel()));
-    close.addEventListener("click", closePanel);
+    close.addEventListener("click", () => closePanel());
+    panel.addEventListener("keydown", (event) => {
+      if (event.key !== "Escape" || event.isComposing) return;
+      event.preventDefault();
+      closePanel();
+    });
     form.addEventListener("submit", (event) => {
       event.preventDefault();
       const text = input.value;
@@ -180,9 +202,11 @@
   }
 
   // A human agent's reply carries the name they gave the support console, as Chatwoot's widget shows it.
-  function messageElement(role, text, createdAt, senderName) {
-    const who = role === "human" && senderName ? senderName : ROLE_LABEL[role] || role;
-    return el("li", { class: "cdh-message", "data-role": role }, [
+  function messageElement(role, text, createdAt, senderName, kind) {
+    // A notice is the hub's own word (the assistant cannot answer now), shown apart from the conversation.
+    const notice = kind === "notice";
+    const who = notice ? "Notice" : role === "human" && senderName ? senderName : ROLE_LABEL[role] || role;
+    return el("li", { class: notice ? "cdh-message cdh-notice" : "cdh-message", "data-role": role }, [
       el("div", { class: "cdh-bubble", text }),
       el("div", { class: "cdh-meta", text: `${who} · ${formatTime(createdAt)}` }),
     ]);
@@ -209,19 +233,23 @@
       node.querySelector(".cdh-meta").textContent = `${ROLE_LABEL.user} · ${formatTime(message.createdAt)}`;
       dequeue(message.clientId);
     } else {
-      node = messageElement(message.role, message.text, message.createdAt, message.senderName);
+      node = messageElement(message.role, message.text, message.createdAt, message.senderName, message.kind);
       ui.messages.appendChild(node);
     }
     node.setAttribute("data-id", message.id);
-    if (message.jobId) node.setAttribute("data-job-id", message.jobId);
+    if (message.kind) node.setAttribute("data-kind", message.kind);
+    if (message.jobId) {
+      node.setAttribute("data-job-id", message.jobId);
+      jobTexts.set(message.jobId, (jobTexts.get(message.jobId) || []).concat(message.text || ""));
+      renderJobs();
+    }
     shown.set(message.id, node);
     const from = (options && options.from) || "hub";
     if (from !== "cache") remember(message);
     // Only what the hub sent advances the cursor: a send's ack can arrive after a newer reply.
     if (from === "hub") advanceCursor(message);
     if (from === "hub" && message.role !== "user") {
-      typed(false);
-      settleProgress(message);
+      hideTyping();
       if (ui.panel.hidden || document.visibilityState !== "visible") setUnread(unread + 1);
     }
     scrollToEnd(stick || message.role === "user");
@@ -260,40 +288,88 @@
     const badge = ui.launcher.querySelector("#cdh-unread");
     badge.textContent = String(count);
     badge.hidden = count === 0 || !ui.panel.hidden;
+    ui.launcher.setAttribute("aria-label", badge.hidden ? OPEN_LABEL : `${OPEN_LABEL}, ${count} unread`);
   }
 
   function typed(on) {
     clearTimeout(typingTimer);
-    ui.typing.hidden = !on;
-    // A lost `typing: false` must not leave the indicator on for ever.
-    if (on) typingTimer = setTimeout(() => (ui.typing.hidden = true), TYPING_MAX_MS);
-  }
-
-  function renderProgress() {
-    const latest = [...progress.values()].sort((a, b) => (a.at < b.at ? 1 : -1))[0];
-    ui.progressLine.hidden = !latest;
-    ui.progressLine.textContent = latest ? `${latest.tool.replace(/_/g, " ")}: ${latest.text}` : "";
-  }
-
-  // There is no "job ended" event: a message about the job that does not repeat its latest progress is
-  // taken as the newer news (the result, a failure) and clears the progress line. Progress events and
-  // messages travel separately, so a progress event older than such a message is ignored.
-  function settleProgress(message) {
-    if (!message.jobId) return;
-    jobNews.set(message.jobId, message);
-    const current = progress.get(message.jobId);
-    if (current && !message.text.includes(current.text)) {
-      progress.delete(message.jobId);
-      renderProgress();
+    if (on) {
+      ui.typing.hidden = false;
+      // A lost `typing: false` must not leave the indicator on for ever.
+      typingTimer = setTimeout(hideTyping, TYPING_MAX_MS);
+    } else if (!ui.typing.hidden) {
+      typingTimer = setTimeout(hideTyping, TYPING_REPLY_WAIT_MS);
     }
   }
 
+  function hideTyping() {
+    clearTimeout(typingTimer);
+    ui.typing.hidden = true;
+  }
+
+  // ---------------------------------------------------------------- running jobs
+
+  const toolLabel = (tool) => String(tool || "").replace(/_/g, " ");
+
+  /** Progress the person already has as a message (a notify-progress) is not repeated on the line. */
+  function told(job) {
+    const update = job.progress;
+    if (!update || update.notify) return true;
+    return (jobTexts.get(job.jobId) || []).some((text) => text.includes(update.text));
+  }
+
+  // One line for the running jobs: the one with the newest news, and how many more there are.
+  function renderJobs() {
+    const running = [...jobs.values()];
+    const newest = (job) => (job.progress && job.progress.at > job.at ? job.progress.at : job.at);
+    const latest = running.sort((a, b) => (newest(a) < newest(b) ? 1 : -1))[0];
+    ui.progressLine.hidden = !latest;
+    if (!latest) return void (ui.progressLine.textContent = "");
+    const line = told(latest)
+      ? `Working on ${toolLabel(latest.tool)}…`
+      : `${toolLabel(latest.tool)}: ${latest.progress.text}`;
+    ui.progressLine.textContent = running.length > 1 ? `${line} (+${running.length - 1} more)` : line;
+  }
+
+  function jobChanged(job) {
+    if (!job || !job.jobId) return;
+    if (job.status === "running") {
+      if (endedJobs.has(job.jobId)) return;
+      jobsSinceConnect.add(job.jobId);
+      jobs.set(job.jobId, Object.assign({ progress: null }, jobs.get(job.jobId), job));
+    } else {
+      // Ended, whatever happens to its result (held for a human, say): the job is no longer running.
+      endedJobs.add(job.jobId);
+      jobs.delete(job.jobId);
+    }
+    renderJobs();
+  }
+
   function showProgress(update) {
-    if (!update || !update.jobId) return;
-    const news = jobNews.get(update.jobId);
-    if (news && news.createdAt > update.at && !news.text.includes(update.text)) return;
-    progress.set(update.jobId, update);
-    renderProgress();
+    if (!update || !update.jobId || endedJobs.has(update.jobId)) return;
+    const job = jobs.get(update.jobId) || { jobId: update.jobId, tool: update.tool, at: update.at };
+    if (job.progress && job.progress.at > update.at) return;
+    jobs.set(update.jobId, Object.assign({}, job, { progress: update }));
+    renderJobs();
+  }
+
+  // The history's list is what ran when the hub read it: a job missing from it has ended (while this page was
+  // away), unless it started after that read (its job event can come before the history).
+  function restoreJobs(listed) {
+    if (!Array.isArray(listed)) return;
+    const ids = new Set(listed.map((job) => job && job.jobId));
+    for (const id of [...jobs.keys()]) if (!ids.has(id) && !jobsSinceConnect.has(id)) jobs.delete(id);
+    for (const job of listed) {
+      if (!job || !job.jobId || endedJobs.has(job.jobId)) continue;
+      const known = jobs.get(job.jobId);
+      const progressOf = (entry) => (entry && entry.progress) || null;
+      const newer =
+        progressOf(known) && (!progressOf(job) || progressOf(known).at > progressOf(job).at)
+          ? progressOf(known)
+          : progressOf(job);
+      jobs.set(job.jobId, { jobId: job.jobId, tool: job.tool, at: job.at, progress: newer });
+    }
+    renderJobs();
   }
 
   // ---------------------------------------------------------------- hub connection
@@ -332,7 +408,10 @@
     save("outbox", null);
     shown.clear();
     pending.clear();
+    jobs.clear();
+    jobTexts.clear();
     ui.messages.replaceChildren();
+    renderJobs();
   }
 
   async function ensureSession() {
@@ -346,12 +425,24 @@
     }
   }
 
+  /** The socket.io client, loaded from the hub so that it defines no global: the host page's `io` is its own. */
+  let ioClient;
+
   function loadSocketIo() {
-    if (typeof io === "function") return Promise.resolve();
+    if (ioClient) return Promise.resolve(ioClient);
     return new Promise((resolve, reject) => {
-      const tag = el("script", { src: `${hub}/socket.io/socket.io.min.js` });
-      tag.addEventListener("load", () => resolve());
-      tag.addEventListener("error", () => reject(new Error("socket.io client did not load")));
+      const tag = el("script", { src: `${hub}/widget/socket.io.js`, async: "" });
+      // The hub's wrapper hands the client over in this event while it runs, before `load`.
+      tag.addEventListener("cdh:socket.io", (event) => (ioClient = event.detail));
+      tag.addEventListener("load", () => {
+        tag.remove();
+        if (typeof ioClient === "function") resolve(ioClient);
+        else reject(new Error("socket.io client did not load"));
+      });
+      tag.addEventListener("error", () => {
+        tag.remove();
+        reject(new Error("socket.io client did not load"));
+      });
       document.head.appendChild(tag);
     });
   }
@@ -368,17 +459,19 @@
         await sleep(Math.min(30000, 1000 * 2 ** attempt));
       }
     }
-    socket = io(`${hub}/widget`, {
+    socket = ioClient(`${hub}/widget`, {
       // A function, so every reconnection sends the newest token and message id.
       auth: (cb) => cb(cursor ? { token: session.token, lastMessageId: cursor.id } : { token: session.token }),
     });
     socket.on("connect", () => {
+      jobsSinceConnect.clear();
       setStatus("online", "Online");
       // A recovered connection gets the missed events replayed instead of a history.
       if (socket.recovered) ready();
     });
-    socket.on("history", ({ messages }) => {
-      for (const message of messages || []) addMessage(message);
+    socket.on("history", (payload) => {
+      for (const message of (payload && payload.messages) || []) addMessage(message);
+      restoreJobs(payload && payload.jobs);
       ready();
     });
     socket.on("message", (message, ack) => {
@@ -387,10 +480,11 @@
       markRead();
     });
     socket.on("progress", showProgress);
+    socket.on("job", jobChanged);
     socket.on("typing", (payload) => typed(Boolean(payload && payload.typing)));
     socket.on("disconnect", (reason) => {
       inFlight.clear();
-      typed(false);
+      hideTyping();
       setStatus("offline", "Reconnecting…");
       // The hub closed the connection itself (a restart): socket.io does not reconnect on its own then.
       if (reason === "io server disconnect") setTimeout(() => socket.connect(), 1000 + Math.random() * 2000);
@@ -498,11 +592,14 @@
   }
 
   function closePanel() {
+    // Focus inside the panel would be left on a hidden element: it goes back to what opened the panel.
+    const hadFocus = ui.panel.contains(document.activeElement);
     ui.panel.hidden = true;
     ui.launcher.setAttribute("aria-expanded", "false");
     ui.launcher.classList.remove("cdh-launcher-open");
     save("open", false);
     setUnread(0);
+    if (hadFocus) ui.launcher.focus();
   }
 
   document.addEventListener("visibilitychange", () => {
@@ -511,7 +608,7 @@
     markRead();
   });
 
-  window.ChatDeliveryHubWidget = { open: () => open(), close: closePanel, send };
+  window.ChatDeliveryHubWidget = { open: () => open(), close: () => closePanel(), send };
 
   // ---------------------------------------------------------------- helpers
 

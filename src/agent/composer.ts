@@ -8,7 +8,7 @@ export interface ComposerOptions {
   startDemo?: (conversationId: string, text: string) => Promise<string>;
 }
 
-const DEMO_PHRASE = /\b(demo|search)\b/i;
+const DEMO_PHRASE = /\b(demo|search|find|look(ing)? for)\b/i;
 const STATUS_QUESTION = /\b(how('s| is)? it going|status|progress|ready yet|any news)\b/i;
 
 function sentenceFor(input: TurnInput): string | undefined {
@@ -50,13 +50,14 @@ export function builtInComposer(options: ComposerOptions = {}): AgentPort {
 }
 
 async function answerUser(request: TurnRequest, text: string, options: ComposerOptions): Promise<string> {
-  if (options.startDemo && DEMO_PHRASE.test(text)) return options.startDemo(request.conversation.id, text);
+  // "How is the search going?" asks about the running one; it starts nothing.
   const running = request.runningJobs[0];
   if (running && STATUS_QUESTION.test(text)) {
     return running.lastProgress ? `Still on it: ${running.lastProgress}` : `Still working on ${running.tool}.`;
   }
+  if (options.startDemo && DEMO_PHRASE.test(text)) return options.startDemo(request.conversation.id, text);
   if (options.startDemo) {
-    return "I'm the hub's built-in agent. Say \"run the demo\" and I'll start a slow search; its result will arrive here when it is ready, even if you close this chat.";
+    return 'I\'m the hub\'s built-in agent. Ask me to search the demo catalogue ("search for anxiety", or just "run the demo") and I\'ll start a slow search; its result will arrive here when it is ready, even if you close this chat.';
   }
   return "Thanks, noted.";
 }

@@ -1,6 +1,7 @@
 // What a widget shows of its conversation: the person's messages and the replies they were given — never
 // bookkeeping (tool calls, results before their reply), nor a reply not routed yet, held or superseded.
 // After the client's `lastMessageId`, or — for a device whose cursor the hub does not know — the newest part.
+// With it, the jobs still running, so a client that reloads mid-job shows them again.
 import type { SqlQuery } from "../db/sql.js";
 import { messageFromJson, type MessageRow } from "../delivery/rows.js";
 
@@ -25,4 +26,40 @@ export async function widgetHistory(sql: SqlQuery, conversationId: string, after
     HISTORY_LIMIT,
   ]);
   return newest.reverse();
+}
+
+/** A job running in the conversation, with its latest progress: what a widget shows as "working on it". */
+export interface RunningJobRow {
+  id: string;
+  tool: string;
+  createdAt: Date;
+  /** Absent while a human has the conversation: the person hears nothing automated then, progress included. */
+  progress: { text: string; delivered: boolean; createdAt: Date } | null;
+}
+
+export async function runningJobs(sql: SqlQuery, conversationId: string): Promise<RunningJobRow[]> {
+  const rows = await sql.query<{
+    id: string;
+    tool: string;
+    createdAt: Date;
+    text: string | null;
+    delivered: boolean | null;
+    progressAt: Date | null;
+  }>(
+    `SELECT j.id, j.tool, j."createdAt", p.text, p.delivered, p."createdAt" AS "progressAt"
+     FROM "Job" j JOIN "Conversation" c ON c.id = j."conversationId"
+     LEFT JOIN LATERAL (SELECT text, delivered, "createdAt" FROM "JobProgress"
+                        WHERE "jobId" = j.id ORDER BY seq DESC LIMIT 1) p ON c.control = 'agent'
+     WHERE j."conversationId" = $1::uuid AND j.status = 'running' ORDER BY j."createdAt", j.id`,
+    [conversationId],
+  );
+  return rows.map((row) => ({
+    id: row.id,
+    tool: row.tool,
+    createdAt: row.createdAt,
+    progress:
+      row.text === null || row.progressAt === null
+        ? null
+        : { text: row.text, delivered: row.delivered === true, createdAt: row.progressAt },
+  }));
 }

@@ -1,11 +1,13 @@
 // Every change of delivery state, published once by the transition that made it (delivery-state.ts,
-// control changes); the console namespace (and anything else that wants to know) subscribes. Nothing
-// notifies by hand.
+// control changes, a job starting or ending); the console and widget namespaces (and anything else that
+// wants to know) subscribe. Nothing notifies by hand.
+import type { JobStatus } from "../jobs/job-store.js";
 import type { ConversationRow, MessageRow } from "./rows.js";
 
 export type Change =
   | { type: "messages"; conversationId: string; messages: MessageRow[] }
-  | { type: "control"; conversation: ConversationRow };
+  | { type: "control"; conversation: ConversationRow }
+  | { type: "job"; conversationId: string; job: { id: string; tool: string; status: JobStatus; at: Date } };
 
 export interface Changes {
   publish(change: Change): void;

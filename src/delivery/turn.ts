@@ -4,8 +4,10 @@
 // if they are all still pending — and routed. Held while a human has the conversation. A turn reads what it
 // needs in one statement and re-reads nothing: a turn retried after a crash picks up where it stopped.
 import { randomUUID } from "node:crypto";
-import type { TurnInput, TurnRequest } from "../agent/agent-port.js";
+import { AgentUnavailableError, type TurnInput, type TurnReply, type TurnRequest } from "../agent/agent-port.js";
 import type { HubContext } from "../context.js";
+import { errorKey } from "../log-throttle.js";
+import { noticeAgentUnavailable } from "./agent-unavailable.js";
 import { deliver } from "./deliver.js";
 import { splitForChannel } from "./text-limits.js";
 import type { ConversationRow, TurnInputRow } from "./rows.js";
@@ -31,12 +33,16 @@ export async function runTurn(ctx: HubContext, conversationId: string): Promise<
   const request = turnRequest(conversation, inputs, snapshot);
   // A remote agent runtime takes long enough for the person to see that a reply is coming.
   if (ctx.agent.remote) ctx.realtime.typing(conversationId, true);
-  let reply;
+  let reply: TurnReply;
   try {
     reply = await ctx.agent.runTurn(request);
-  } finally {
+  } catch (error) {
     if (ctx.agent.remote) ctx.realtime.typing(conversationId, false);
+    // The turn is retried with its inputs; meanwhile a person waiting for an answer is told why none comes.
+    if (error instanceof AgentUnavailableError) await tellAgentUnavailable(ctx, conversation, inputs);
+    throw error;
   }
+  if (ctx.agent.remote) ctx.realtime.typing(conversationId, false);
 
   const committed = await ctx.delivery.commitReply({
     conversationId,
@@ -53,6 +59,23 @@ export async function runTurn(ctx: HubContext, conversationId: string): Promise<
   }
   conversation = committed.conversation;
   for (const message of committed.replies) await deliver(ctx, conversation, message);
+}
+
+/** Best effort: a notice that cannot be written now is tried again by the turn's next attempt. */
+async function tellAgentUnavailable(
+  ctx: HubContext,
+  conversation: ConversationRow,
+  inputs: TurnInputRow[],
+): Promise<void> {
+  try {
+    await noticeAgentUnavailable(ctx, conversation, inputs);
+  } catch (error) {
+    ctx.warnRepeated(
+      `agent-notice:${errorKey(error)}`,
+      { err: error, conversation_id: conversation.id },
+      "agent-unavailable notice not given",
+    );
+  }
 }
 
 /** One job's result or progress: the reply carries its job id (the widget shows it with the job). */

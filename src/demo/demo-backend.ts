@@ -1,15 +1,84 @@
 // A tool backend for the demo tool, written the way the tool-backend guide says: accept with 202, do the
 // work later, post progress and the result to the callback URL with retries, honour DELETE to cancel.
+// It searches a small catalogue of sample therapists for the query, and says plainly that it is a demo.
 // Its timers live in this process: a restart forgets running demo jobs (their timeouts still end them).
 import { createHmac, createHash, timingSafeEqual } from "node:crypto";
 import { Router, type NextFunction, type Request, type Response } from "express";
 import type { Logger } from "../logger.js";
 
+// Sample data: what the demo searches. Each therapist's words are what a query is matched against.
 const CATALOGUE = [
-  { name: "Ana Rojas", approach: "cognitive behavioural therapy", where: "Ñuñoa, Tuesdays and Thursdays" },
-  { name: "Pedro Soto", approach: "mindfulness", where: "online or in Providencia" },
-  { name: "Carla Méndez", approach: "psychodynamic therapy", where: "Las Condes, evenings" },
+  {
+    name: "Ana Rojas",
+    approach: "cognitive behavioural therapy for anxiety and panic",
+    where: "Ñuñoa, Tuesdays and Thursdays",
+  },
+  { name: "Pedro Soto", approach: "mindfulness for stress and burnout", where: "online or in Providencia" },
+  {
+    name: "Carla Méndez",
+    approach: "psychodynamic therapy for depression and grief",
+    where: "Las Condes, evenings",
+  },
+  { name: "Javiera Fuentes", approach: "couples and family therapy", where: "Providencia or online, Saturdays" },
+  {
+    name: "Tomás Herrera",
+    approach: "therapy for children and teenagers (kids and teens)",
+    where: "Maipú, afternoons",
+  },
+  { name: "Valentina Ruiz", approach: "trauma therapy (EMDR)", where: "Santiago Centro, mornings" },
 ];
+const SAMPLE_SIZE = 2;
+const EXAMPLES = '"search for anxiety" or "search for couples therapy online"';
+
+/** Words that say nothing about which therapist fits ("a good therapist for …"). */
+const FILLER = new Set(
+  "the and for with who near someone somebody need want looking good best any some help therapist therapists therapy psychologist psychologists session sessions".split(
+    " ",
+  ),
+);
+
+const plain = (text: string) => text.normalize("NFD").replace(/\p{M}/gu, "").toLowerCase();
+
+/** The query's words that can tell therapists apart. */
+function termsOf(query: string): string[] {
+  return [...new Set(plain(query).split(/[^\p{L}\p{N}]+/u))].filter((word) => word.length >= 3 && !FILLER.has(word));
+}
+
+/** The therapists matching the most of the query's words (none when nothing matches). */
+export function searchCatalogue(query: string): typeof CATALOGUE {
+  const terms = termsOf(query);
+  const scored = CATALOGUE.map((therapist) => {
+    const words = plain(`${therapist.name} ${therapist.approach} ${therapist.where}`);
+    const score = terms.filter(
+      (term) => words.includes(term) || (term.endsWith("s") && words.includes(term.slice(0, -1))),
+    ).length;
+    return { therapist, score };
+  });
+  const best = Math.max(0, ...scored.map((entry) => entry.score));
+  return best === 0 ? [] : scored.filter((entry) => entry.score === best).map((entry) => entry.therapist);
+}
+
+/** The demo's result: what matches the query, or — said plainly — sample data when nothing was asked for. */
+export function demoResult(query: string): { message: string; data: { matches: string[] } } {
+  const line = (t: (typeof CATALOGUE)[number]) => `${t.name}: ${t.approach}, ${t.where}`;
+  if (termsOf(query).length === 0) {
+    return {
+      message: `This is a demo, so here is sample data: ${SAMPLE_SIZE} of the ${CATALOGUE.length} therapists in its catalogue. Tell me what to look for (${EXAMPLES}) and I'll search for that.`,
+      data: { matches: CATALOGUE.slice(0, SAMPLE_SIZE).map(line) },
+    };
+  }
+  const found = searchCatalogue(query);
+  if (found.length === 0) {
+    return {
+      message: `Nothing in the demo catalogue matches "${query}": it holds ${CATALOGUE.length} sample therapists in Santiago. Try ${EXAMPLES}.`,
+      data: { matches: [] },
+    };
+  }
+  return {
+    message: `I found ${found.length} ${found.length === 1 ? "match" : "matches"} for "${query}" in the demo catalogue (sample data).`,
+    data: { matches: found.map(line) },
+  };
+}
 
 async function postCallback(url: string, body: unknown): Promise<void> {
   for (let attempt = 1; attempt <= 5; attempt++) {
@@ -64,18 +133,16 @@ export function demoBackend(options: {
       ),
       setTimeout(() => {
         running.delete(jobId);
-        const matches = CATALOGUE.slice(0, 2).map((t) => `${t.name}: ${t.approach}, ${t.where}`);
-        void postCallback(callbackUrl, {
-          result: "ok",
-          message: `I found ${matches.length} matches for "${query}".`,
-          data: { matches },
-        });
+        void postCallback(callbackUrl, { result: "ok", ...demoResult(query) });
       }, options.delayMs),
     ];
     running.set(jobId, timers);
     options.log.info({ job_id: jobId }, "demo backend accepted a job");
+    const seconds = Math.round(options.delayMs / 1000);
     res.status(202).json({
-      message: `Searching the demo catalogue; this takes about ${Math.round(options.delayMs / 1000)} seconds.`,
+      message: termsOf(query).length
+        ? `Searching the demo catalogue for "${query}"; this takes about ${seconds} seconds.`
+        : `Running the demo search on sample data; this takes about ${seconds} seconds.`,
     });
   });
 

@@ -104,6 +104,8 @@ export async function handleCallback(ctx: HubContext, token: string, rawBody: un
       tool: job.tool,
       text: body.progress,
       at: ctx.now().toISOString(),
+      // A notify-progress within the limit also reaches the person as a message: the client shows it once.
+      notify: outcome.entry !== undefined,
     });
   }
   return { ok: true };
@@ -125,6 +127,7 @@ async function handleResult(
   if (!claimedTool && !known) throw unknownJob();
   const tool = claimedTool ?? known!.tool;
   const ok = body.result === "ok";
+  const at = ctx.now();
   const mapped = ok ? mapResponse(ctx.tools.get(tool)?.respond ?? {}, body) : null;
   const errorText = ok ? null : (body.message ?? "The job failed.");
   const entry = await committed(
@@ -135,7 +138,7 @@ async function handleResult(
       error: errorText,
       text: ok ? (mapped?.message ?? null) : errorText,
       payload: ok ? { result: mapped } : { reason: "error", message: errorText },
-      at: ctx.now(),
+      at,
     }),
   );
   if (!entry) {
@@ -147,6 +150,12 @@ async function handleResult(
   }
   const log = { conversation_id: entry.conversationId, job_id: jobId, tool };
   ctx.log.info(log, "job result received");
+  // The job has ended, whatever now happens to its result (held for a human, waiting for a window).
+  ctx.changes.publish({
+    type: "job",
+    conversationId: entry.conversationId,
+    job: { id: jobId, tool, status: ok ? "succeeded" : "failed", at },
+  });
   await ctx.turns
     .request(entry.conversationId)
     .catch((error: unknown) =>

@@ -21,6 +21,7 @@ export async function endJob(
   agent?: { id: string; name: string },
 ): Promise<{ job: JobRow | undefined; ended: boolean }> {
   const { status, text } = ending[reason];
+  const at = ctx.now();
   const job = await readJob(ctx.sql, jobId);
   if (!job || job.status !== "running") return { job, ended: false };
   const ended = await commitEnd(ctx.sql, {
@@ -31,13 +32,18 @@ export async function endJob(
     cancelRequest: ctx.tools.get(job.tool)?.async?.cancel ? "pending" : "not_declared",
     by: by ?? null,
     agent,
-    at: ctx.now(),
+    at,
   });
   if (!ended) return { job: await readJob(ctx.sql, jobId), ended: false };
   const log = { conversation_id: job.conversationId, job_id: jobId, tool: job.tool };
   ctx.metrics.jobsEnded.inc({ tool: job.tool, status });
   ctx.log.info(log, `job ${status}`);
   ctx.changes.publish({ type: "messages", conversationId: job.conversationId, messages: [ended.entry] });
+  ctx.changes.publish({
+    type: "job",
+    conversationId: job.conversationId,
+    job: { id: jobId, tool: job.tool, status, at },
+  });
   await ctx.turns
     .request(job.conversationId)
     .catch((error: unknown) =>

@@ -83,6 +83,11 @@ export async function startToolCall(
     const message = messageOf(answer.body);
     await recordAccepted(ctx.sql, job.id, message, ctx.now());
     log.info("job accepted by the backend");
+    ctx.changes.publish({
+      type: "job",
+      conversationId: conversation.id,
+      job: { id: job.id, tool: tool.name, status: "running", at: job.createdAt },
+    });
     count("accepted");
     return { status: 202, job: jobView({ ...job, acceptMessage: message }), message };
   }

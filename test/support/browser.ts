@@ -1,5 +1,8 @@
-// Headless Chromium (Debian's package) for page tests, and the hub they run against with the demo tool.
+// Headless Chromium (Debian's package) for page tests, the hub they run against with the demo tool, and
+// another site (another origin) that embeds the widget.
 import { mkdirSync, readFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { chromium, type Browser } from "playwright-core";
 import { TestHub } from "./test-hub.js";
@@ -34,3 +37,23 @@ export function startDemoHub(demoDelayMs = 3000, tools: Record<string, string> =
     env: { DEMO: "true", DEMO_DELAY_MS: String(demoDelayMs) },
   });
 }
+
+/** Another site: its own origin (127.0.0.2, its own port), serving the given paths. */
+export async function startSite(files: Record<string, { type: string; body: string }>) {
+  const server = createServer((req, res) => {
+    const file = files[new URL(req.url ?? "/", "http://site").pathname];
+    if (!file) return void res.writeHead(404).end();
+    res.writeHead(200, { "Content-Type": file.type }).end(file.body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.2", resolve));
+  return {
+    url: `http://127.0.0.2:${(server.address() as AddressInfo).port}`,
+    stop: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
+  };
+}
+
+/** A page of that site: its own heading, then `html` (the widget's script tag, the site's own scripts). */
+export const sitePage = (html: string) => ({
+  type: "text/html; charset=utf-8",
+  body: `<!doctype html><html><head><title>A clinic</title></head><body><h1>A clinic's own site</h1>${html}</body></html>`,
+});

@@ -10,8 +10,10 @@ import { io, type Socket } from "socket.io-client";
 import type {
   ClientToServerEvents,
   ServerToClientEvents,
+  WidgetJob,
   WidgetMessage,
   WidgetProgress,
+  WidgetRunningJob,
 } from "../../src/channels/widget/events.js";
 import { eventually } from "./services.js";
 
@@ -44,6 +46,10 @@ export class WidgetClient {
   readonly messages: WidgetMessage[] = [];
   readonly history: WidgetMessage[][] = [];
   readonly progress: WidgetProgress[] = [];
+  /** `job` events: jobs starting and ending. */
+  readonly jobs: WidgetJob[] = [];
+  /** The running jobs each `history` listed. */
+  readonly historyJobs: (WidgetRunningJob[] | undefined)[] = [];
   readonly typing: boolean[] = [];
   /** One entry per `connect`: whether connection-state recovery restored the session. */
   readonly connections: { recovered: boolean }[] = [];
@@ -76,8 +82,9 @@ export class WidgetClient {
       engine.on("upgrade", (transport: { name: string }) => this.transports.push(transport.name));
     });
     this.socket.on("connect", () => this.connections.push({ recovered: this.socket.recovered }));
-    this.socket.on("history", ({ messages }) => {
+    this.socket.on("history", ({ messages, jobs }) => {
       this.history.push(messages);
+      this.historyJobs.push(jobs);
       for (const message of messages) this.advance(message);
       if (this.reading) void this.read();
     });
@@ -88,6 +95,7 @@ export class WidgetClient {
       if (this.reading) void this.read();
     });
     this.socket.on("progress", (progress) => this.progress.push(progress));
+    this.socket.on("job", (job) => this.jobs.push(job));
     this.socket.on("typing", ({ typing }) => this.typing.push(typing));
   }
 

@@ -15,6 +15,11 @@ export interface WidgetMessage {
   jobId?: string | null;
   /** A human agent's reply: the name they gave the console (never their id), when they gave one. */
   senderName?: string;
+  /**
+   * `notice`: the hub's own word to the person (the agent runtime cannot answer right now), not the agent's.
+   * Absent on ordinary messages; a client that does not know it shows the message as the agent's.
+   */
+  kind?: "notice";
 }
 
 export interface WidgetProgress {
@@ -22,6 +27,25 @@ export interface WidgetProgress {
   tool: string;
   text: string;
   at: string;
+  /** The same text also comes as a message of the conversation (a notify-progress): show it once. */
+  notify?: boolean;
+}
+
+export type WidgetJobStatus = "running" | "succeeded" | "failed" | "timed_out" | "cancelled";
+
+/** A slow job starting (`running`) or ending (any other status), whatever then happens to its result. */
+export interface WidgetJob {
+  jobId: string;
+  tool: string;
+  status: WidgetJobStatus;
+  /** When it started (running) or ended. */
+  at: string;
+}
+
+/** A job still running when the history was read, with its latest progress (if the person may see it). */
+export interface WidgetRunningJob extends WidgetJob {
+  status: "running";
+  progress: WidgetProgress | null;
 }
 
 export interface WidgetAuth {
@@ -34,12 +58,17 @@ export type Ack<T> = (answer: T) => void;
 export type SendAnswer = { id: string } | { error: { code: string; message: string } };
 
 export interface ServerToClientEvents {
-  /** Messages after `lastMessageId`, oldest first, sent once on connect. */
-  history: (payload: { messages: WidgetMessage[] }) => void;
+  /**
+   * Messages after `lastMessageId`, oldest first, sent once on connect, with the conversation's running jobs
+   * (`jobs` is absent from hubs that predate it).
+   */
+  history: (payload: { messages: WidgetMessage[]; jobs?: WidgetRunningJob[] }) => void;
   /** A new message; the client acks it so it is marked delivered. */
   message: (message: WidgetMessage, ack: Ack<{ ok: true }>) => void;
   /** A running job's progress. */
   progress: (progress: WidgetProgress) => void;
+  /** A job started or ended: a client shows a job as running from its start to its end. */
+  job: (job: WidgetJob) => void;
   /** The agent is composing a reply (true) or done (false). */
   typing: (payload: { typing: boolean }) => void;
 }

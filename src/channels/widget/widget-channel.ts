@@ -1,8 +1,10 @@
 // The widget channel (web, iOS, Android, Flutter): push to the conversation's room on any hub process;
 // a client's ack marks the message delivered; with no socket, or no ack, it stays stored for the history.
 import type { Realtime } from "../../realtime.js";
+import type { RunningJobRow } from "../../conversations/widget-history.js";
+import { noticeOf } from "../../delivery/agent-unavailable.js";
 import type { ChannelAdapter, SendConversation, SendMessage, SendOutcome } from "../../delivery/channel-port.js";
-import { roomOf, type WidgetMessage } from "./events.js";
+import { roomOf, type WidgetMessage, type WidgetRunningJob } from "./events.js";
 
 const ACK_TIMEOUT_MS = 5000;
 
@@ -16,6 +18,23 @@ export function widgetMessage(message: SendMessage): WidgetMessage {
     clientId: message.clientId,
     jobId: message.jobId,
     ...(senderName ? { senderName } : {}),
+    ...(noticeOf(message.data) ? { kind: "notice" as const } : {}),
+  };
+}
+
+export function widgetRunningJob(job: RunningJobRow): WidgetRunningJob {
+  return {
+    jobId: job.id,
+    tool: job.tool,
+    status: "running",
+    at: job.createdAt.toISOString(),
+    progress: job.progress && {
+      jobId: job.id,
+      tool: job.tool,
+      text: job.progress.text,
+      at: job.progress.createdAt.toISOString(),
+      notify: job.progress.delivered,
+    },
   };
 }
 

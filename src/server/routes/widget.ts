@@ -1,4 +1,5 @@
-// Widget sessions: a visitor gets (or gets back) their conversation and a token for the socket.
+// Widget sessions: a visitor gets (or gets back) their conversation and a token for the socket; and the
+// socket.io client the widget loads.
 import { Router } from "express";
 import { z } from "zod";
 import { acceptableVisitorId, issueVisitorId } from "../../channels/widget/visitor-id.js";
@@ -8,6 +9,7 @@ import { findOrCreateConversation } from "../../conversations/conversations.js";
 import { WIDGET_CHANNELS } from "../../delivery/channel-port.js";
 import { HubError, rateLimited } from "../../errors.js";
 import { parseInput } from "../validate.js";
+import { serveWidgetSocketClient } from "./widget-socket-client.js";
 
 export const WIDGET_ACCOUNT = "widget";
 
@@ -34,6 +36,7 @@ export function widgetRoutes(ctx: HubContext): Router {
     if (req.method === "OPTIONS") return void res.status(204).end();
     next();
   });
+  router.get("/socket.io.js", serveWidgetSocketClient);
   router.post("/sessions", async (req, res) => {
     const body = parseInput(sessionBody, req.body);
     const secret = ctx.config.secrets.callbackSecret;

@@ -43,6 +43,7 @@ function forwardChanges(ctx: HubContext): () => void {
       });
       return;
     }
+    if (change.type !== "messages") return;
     for (const message of change.messages) {
       pending.set(message.id, { conversationId: change.conversationId, message: messageView(message) });
     }

@@ -1,14 +1,15 @@
-// The `/widget` socket.io namespace: token auth, history after lastMessageId, the person's messages
-// (idempotent on clientId), read receipts. Thin: each handler calls one function.
+// The `/widget` socket.io namespace: token auth, history after lastMessageId (with the running jobs), the
+// person's messages (idempotent on clientId), read receipts, and jobs starting and ending. Thin: each handler
+// calls one function.
 // Every handler takes whatever a client sends — any payload, an ack that is not a function, no ack — and
 // never throws: a visitor's socket is untrusted input, and one bad event must not reach the process.
 import { z } from "zod";
 import { roomOf, type SendAnswer } from "../../channels/widget/events.js";
-import { widgetMessage } from "../../channels/widget/widget-channel.js";
+import { widgetMessage, widgetRunningJob } from "../../channels/widget/widget-channel.js";
 import { verifyWidgetToken } from "../../channels/widget/widget-token.js";
 import type { HubContext } from "../../context.js";
 import { receiveUserMessage } from "../../conversations/inbound.js";
-import { widgetHistory } from "../../conversations/widget-history.js";
+import { runningJobs, widgetHistory } from "../../conversations/widget-history.js";
 import { errorKey } from "../../log-throttle.js";
 import type { WidgetNamespace } from "../../realtime.js";
 import { clientAddressOf } from "../client-address.js";
@@ -138,11 +139,28 @@ async function sendHistory(ctx: HubContext, socket: WidgetSocket): Promise<void>
   const { conversationId } = socket.data;
   await socket.join(roomOf(conversationId));
   const auth = (socket.handshake.auth ?? {}) as { lastMessageId?: unknown };
-  const messages = await widgetHistory(ctx.sql, conversationId, auth.lastMessageId);
-  socket.emit("history", { messages: messages.map(widgetMessage) });
+  const [messages, jobs] = await Promise.all([
+    widgetHistory(ctx.sql, conversationId, auth.lastMessageId),
+    runningJobs(ctx.sql, conversationId),
+  ]);
+  socket.emit("history", { messages: messages.map(widgetMessage), jobs: jobs.map(widgetRunningJob) });
   // The history reached a live client: what was stored for it is now delivered.
   await ctx.delivery.markDelivered(
     conversationId,
     messages.filter((message) => message.status === "stored" || message.status === "live").map((m) => m.id),
   );
+}
+
+/**
+ * Every process forwards the jobs it starts and ends to the widgets of their conversation (through the
+ * adapter, wherever they are connected); returns the unsubscribe.
+ */
+export function forwardJobsToWidgets(ctx: HubContext): () => void {
+  return ctx.changes.subscribe((change) => {
+    if (change.type !== "job") return;
+    const { job } = change;
+    ctx.realtime.widget
+      .to(roomOf(change.conversationId))
+      .emit("job", { jobId: job.id, tool: job.tool, status: job.status, at: job.at.toISOString() });
+  });
 }

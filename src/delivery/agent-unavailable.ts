@@ -1,0 +1,57 @@
+// When the agent runtime cannot answer (down, 5xx, timeout) while the person waits for a reply, the hub tells
+// them so itself, on their channel — once per wait: every retry of the turn, and any message they send
+// meanwhile, adds nothing until a reply is committed. Results and progress alone (nobody waiting for an
+// answer) get no notice: they are simply given once the runtime is back.
+import { randomUUID } from "node:crypto";
+import type { HubContext } from "../context.js";
+import { deliver } from "./deliver.js";
+import { messageFromJson, type ConversationRow, type MessageRow, type TurnInputRow } from "./rows.js";
+
+export const AGENT_UNAVAILABLE_TEXT = "The assistant can't answer right now; we'll reply as soon as we can.";
+/** How a notice is marked in its message's `data`. */
+export const NOTICE_KEY = "notice";
+export const AGENT_UNAVAILABLE = "agent_unavailable";
+
+/** The notice a message carries, if it is the hub's own notice rather than the agent's words. */
+export function noticeOf(data: unknown): string | undefined {
+  if (!data || typeof data !== "object" || Array.isArray(data)) return undefined;
+  const notice = (data as Record<string, unknown>)[NOTICE_KEY];
+  return typeof notice === "string" ? notice : undefined;
+}
+
+/**
+ * Records and routes the notice unless one was already given since the oldest message still waiting for its
+ * answer. One statement, so even a turn that lost its lease cannot write a second one.
+ */
+export async function noticeAgentUnavailable(
+  ctx: HubContext,
+  conversation: ConversationRow,
+  inputs: TurnInputRow[],
+): Promise<MessageRow | undefined> {
+  const waiting = inputs.find((input) => input.kind === "user_message" && input.messageId);
+  if (!waiting) return undefined;
+  const [row] = await ctx.sql.query<{ notice: Record<string, unknown> | null }>(
+    `WITH since AS (SELECT seq FROM "Message" WHERE id = $2::uuid AND "conversationId" = $1::uuid),
+     notice AS (
+       INSERT INTO "Message" (id, "conversationId", role, text, data, status, "createdAt", "updatedAt")
+       SELECT $3::uuid, $1::uuid, 'agent', $4, $5::jsonb, 'pending', $6, $6
+       WHERE EXISTS (SELECT 1 FROM since) AND NOT EXISTS (
+         SELECT 1 FROM "Message" m WHERE m."conversationId" = $1::uuid AND m.seq > (SELECT seq FROM since)
+           AND m.role = 'agent' AND m.data ->> '${NOTICE_KEY}' = $7)
+       RETURNING *)
+     SELECT (SELECT row_to_json(notice) FROM notice) AS notice`,
+    [
+      conversation.id,
+      waiting.messageId,
+      randomUUID(),
+      AGENT_UNAVAILABLE_TEXT,
+      JSON.stringify({ [NOTICE_KEY]: AGENT_UNAVAILABLE }),
+      ctx.now(),
+      AGENT_UNAVAILABLE,
+    ],
+  );
+  if (!row?.notice) return undefined;
+  const notice = messageFromJson(row.notice);
+  ctx.changes.publish({ type: "messages", conversationId: conversation.id, messages: [notice] });
+  return deliver(ctx, conversation, notice);
+}
