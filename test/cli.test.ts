@@ -230,9 +230,7 @@ describe("hub conversation show", () => {
     const key = "not-the-hub-key-but-a-long-one-0123456789";
     const run = await hub(["conversation", "show", known], { ...(await askingTheHub()), HUB_API_KEY: key });
     expect(run.code).toBe(1);
-    expect(run.stderr).toBe(
-      `hub: the hub at ${running.url} refused the API key: set HUB_API_KEY to the hub's key\n`,
-    );
+    expect(run.stderr).toBe(`hub: the hub at ${running.url} refused the API key: set HUB_API_KEY to the hub's key\n`);
     expect(run.stderr).not.toContain(key);
   });
 });

@@ -61,7 +61,10 @@ describe("delivery metrics", () => {
     // Handed back: the held result goes to a turn, and its reply (no widget connected) is stored.
     const back = await hub.api("POST", `/v1/conversations/${id}/handback`, undefined, CONSOLE_API_KEY);
     expect(back.status).toBe(200);
-    await eventually(async () => (await deliveries("web", "stored")) === 1, 'hub_deliveries_total{decision="stored"} 1');
+    await eventually(
+      async () => (await deliveries("web", "stored")) === 1,
+      'hub_deliveries_total{decision="stored"} 1',
+    );
     expect(await deliveries("web", "held")).toBe(1);
   });
 });

@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config.js";
 import { startHub } from "../src/hub.js";
 import { parseDuration } from "../src/tools/duration.js";
+import { JSONPath } from "jsonpath-plus";
 import { jsonPathProblem } from "../src/tools/json-path.js";
 import { loadTools, parseToolFile, ToolFileError } from "../src/tools/load-tools.js";
 import { mapResponse } from "../src/tools/map-response.js";
@@ -142,9 +143,9 @@ describe("respond: JSONPaths", () => {
     "$..name",
     "$.data.*",
     "$.data.therapists[?(@.area == 'Ñuñoa' && @.free)]",
-  ])("%s is accepted, and maps", (path) => {
-    expect(jsonPathProblem(path)).toBeUndefined();
-    expect(() => mapResponse({ value: path }, { data: { therapists: [{ name: "Ana" }] } })).not.toThrow();
+  ])("%s is accepted, and maps", (jsonPath) => {
+    expect(jsonPathProblem(jsonPath)).toBeUndefined();
+    expect(() => mapResponse({ value: jsonPath }, { data: { therapists: [{ name: "Ana" }] } })).not.toThrow();
   });
 
   it.each([
@@ -157,15 +158,16 @@ describe("respond: JSONPaths", () => {
     ["$.data[(@.length-1)]", "a script expression [(…)] at character 7"],
     ["$.data[?(@.a ==)]", "the filter at character 7 does not parse (Expected expression after ==)"],
     ["$.data[?@.a]", "a filter must be written ?(…) at character 7"],
-  ])("%s is refused: %s", (path, reason) => {
-    expect(jsonPathProblem(path)).toContain(reason);
+  ])("%s is refused: %s", (jsonPath, reason) => {
+    expect(jsonPathProblem(jsonPath)).toContain(reason);
   });
 
   it("a filter that fails on the data it meets maps to null, not to a refused result", () => {
     // Accepted at load (it parses); at run time `@.price.amount` of an item without a price throws.
-    const path = "$.data.items[?(@.price.amount > 1)]";
-    expect(jsonPathProblem(path)).toBeUndefined();
-    expect(mapResponse({ costly: path }, { data: { items: [{ name: "no price" }] } })).toEqual({
+    const jsonPath = "$.data.items[?(@.price.amount > 1)]";
+    expect(jsonPathProblem(jsonPath)).toBeUndefined();
+    expect(() => JSONPath({ path: jsonPath, json: { data: { items: [{ name: "no price" }] } } })).toThrow();
+    expect(mapResponse({ costly: jsonPath }, { data: { items: [{ name: "no price" }] } })).toEqual({
       message: undefined,
       data: { costly: null },
     });
