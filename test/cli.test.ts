@@ -241,7 +241,11 @@ describe("the running hub and tool files", () => {
     mkdirSync(path.join(dir, "tools"));
     writeFileSync(path.join(dir, "tools", "match_therapists.yml"), matchTherapists);
     const started = spawnHub({ PORT: "0", TOOLS_DIR: path.join(dir, "tools"), CLINIC_API: "http://127.0.0.1:9" }, dir);
-    expect(await started.exited).toBe(1);
+    // A hub that starts after all must not outlive the test.
+    const deadline = setTimeout(() => started.child.kill("SIGKILL"), 30_000);
+    const code = await started.exited;
+    clearTimeout(deadline);
+    expect(code).toBe(1);
     const { stdout, stderr } = started.output();
     expect(stderr).toBe(
       [
