@@ -108,6 +108,8 @@ export interface Config {
   secrets: Secrets;
   /** Which secrets were generated on this start (so the start-up banner can show them once). */
   generatedSecrets: (keyof Secrets)[];
+  /** Settings that work but should not be used this way (production on the embedded database…): logged on start. */
+  warnings: ConfigWarning[];
   /** The agent runtime; a turn request not answered within `timeoutMs` is retried like a failure. */
   agent: { url: string; secret: string | undefined; timeoutMs: number } | undefined;
   toolStartTimeoutMs: number;
@@ -145,7 +147,17 @@ export interface Config {
   };
 }
 
-export class ConfigError extends Error {}
+export interface ConfigWarning {
+  setting: string;
+  message: string;
+}
+
+/** Every problem of the configuration at once, each as "SETTING: reason". */
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((problem) => `  ${problem}`).join("\n")}`);
+  }
+}
 
 const secretEnv: Record<keyof Secrets, keyof Env> = {
   hubApiKey: "HUB_API_KEY",
@@ -153,11 +165,67 @@ const secretEnv: Record<keyof Secrets, keyof Env> = {
   callbackSecret: "CALLBACK_SECRET",
 };
 
+/** In production every secret the hub is given must be at least this long: a guess must be hopeless. */
+export const MIN_SECRET_LENGTH = 32;
+const NEW_SECRET = "e.g. the output of `openssl rand -base64 32`";
+
+/**
+ * What production refuses, all at once: each of the hub's own secrets missing, or too short to be one, and the
+ * agent and console sharing a key. Optional secrets are checked only when given. Values are never shown.
+ */
+function productionProblems(env: Record<string, string | undefined>): string[] {
+  const value = (name: string) => env[name]?.trim() || undefined;
+  const problems: string[] = [];
+  const required: string[] = Object.values(secretEnv);
+  for (const name of [...required, "AGENT_SECRET", "METRICS_TOKEN"]) {
+    const given = value(name);
+    if (!given && required.includes(name))
+      problems.push(
+        `${name}: must be set when NODE_ENV=production (at least ${MIN_SECRET_LENGTH} characters, ${NEW_SECRET})`,
+      );
+    else if (given && given.length < MIN_SECRET_LENGTH)
+      problems.push(
+        `${name}: is ${given.length} character(s) long; in production a secret must be at least ` +
+          `${MIN_SECRET_LENGTH} (${NEW_SECRET})`,
+      );
+  }
+  // Unsigned turn requests could come from anyone who finds the runtime's address.
+  if (value("AGENT_URL") && !value("AGENT_SECRET"))
+    problems.push(
+      `AGENT_SECRET: must be set when AGENT_URL is (at least ${MIN_SECRET_LENGTH} characters, ${NEW_SECRET})`,
+    );
+  if (value("HUB_API_KEY") && value("HUB_API_KEY") === value("CONSOLE_API_KEY"))
+    problems.push("CONSOLE_API_KEY: must differ from HUB_API_KEY (the agent runtime's key would open the console)");
+  return problems;
+}
+
+/** Production settings that work but are likely mistakes: said on start, not refused. */
+function productionWarnings(databaseUrl: string | undefined, dataDir: string, publicUrl: string): ConfigWarning[] {
+  const warnings: ConfigWarning[] = [];
+  if (!databaseUrl)
+    warnings.push({
+      setting: "DATABASE_URL",
+      message:
+        `production on the embedded database (in ${dataDir}): one process only, no replication; ` +
+        "set DATABASE_URL to a PostgreSQL database",
+    });
+  const host = new URL(publicUrl).hostname;
+  if (host === "localhost" || host === "[::1]" || /^127\./.test(host))
+    warnings.push({
+      setting: "PUBLIC_URL",
+      message:
+        `callback URLs point at ${publicUrl}, which only this machine can reach; ` +
+        "set PUBLIC_URL to the address tool backends reach the hub at",
+    });
+  return warnings;
+}
+
 /**
  * Secrets come from the environment; in development the missing ones are generated once and kept in
- * `<dataDir>/secrets.json` so they survive restarts. In production a missing secret is an error.
+ * `<dataDir>/secrets.json` so they survive restarts. In production a missing secret is an error (found by
+ * productionProblems before this runs).
  */
-function resolveSecrets(env: z.output<typeof envSchema>, dataDir: string, production: boolean) {
+function resolveSecrets(env: z.output<typeof envSchema>, dataDir: string) {
   const file = path.join(dataDir, "secrets.json");
   const stored: Partial<Secrets> = existsSync(file) ? (JSON.parse(readFileSync(file, "utf8")) as Partial<Secrets>) : {};
   const secrets = {} as Secrets;
@@ -166,8 +234,6 @@ function resolveSecrets(env: z.output<typeof envSchema>, dataDir: string, produc
     const fromEnv = env[name] as string | undefined;
     if (fromEnv) {
       secrets[key] = fromEnv;
-    } else if (production) {
-      throw new ConfigError(`${name} must be set when NODE_ENV=production`);
     } else if (stored[key]) {
       secrets[key] = stored[key];
     } else {
@@ -183,27 +249,41 @@ function resolveSecrets(env: z.output<typeof envSchema>, dataDir: string, produc
   return { secrets, generated };
 }
 
+/** The tool folder alone (`hub tools check`), without the rest of the configuration and its secrets. */
+export function configuredToolsDir(source: Record<string, string | undefined> = process.env): string {
+  return path.resolve(envSchema.shape.TOOLS_DIR.parse(source.TOOLS_DIR));
+}
+
 export function loadConfig(source: Record<string, string | undefined> = process.env): Config {
+  // Every problem is collected before any is reported: one restart shows them all.
+  const problems: string[] = [];
   const parsed = envSchema.safeParse(source);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((issue) => `  ${issue.path.join(".")}: ${issue.message}`);
-    throw new ConfigError(`invalid configuration:\n${lines.join("\n")}`);
-  }
-  const env = parsed.data;
-  const production = env.NODE_ENV === "production";
-  const dataDir = path.resolve(env.DATA_DIR);
-  const { secrets, generated } = resolveSecrets(env, dataDir, production);
-  let accounts: MetaAccount[];
+  if (!parsed.success)
+    problems.push(...parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`));
+  const production = (source.NODE_ENV ?? "").trim() === "production";
+  if (production) problems.push(...productionProblems(source));
+  let accounts: MetaAccount[] = [];
   try {
-    accounts = metaAccounts(env);
+    accounts = metaAccounts(parsed.data ?? source);
   } catch (error) {
-    throw new ConfigError(`invalid configuration:\n  ${(error as Error).message}`);
+    problems.push((error as Error).message);
   }
+  let template: WhatsappTemplate | undefined;
+  if (parsed.success) {
+    const found = defaultTemplate(parsed.data);
+    if ("problems" in found) problems.push(...found.problems);
+    else template = found.template;
+  }
+  if (!parsed.success || problems.length > 0) throw new ConfigError(problems);
+  const env = parsed.data;
+  const dataDir = path.resolve(env.DATA_DIR);
+  const { secrets, generated } = resolveSecrets(env, dataDir);
+  const publicUrl = (env.PUBLIC_URL ?? `http://${publicHost(env.HOST)}:${env.PORT}`).replace(/\/+$/, "");
   return {
     production,
     host: env.HOST,
     port: env.PORT,
-    publicUrl: (env.PUBLIC_URL ?? `http://${publicHost(env.HOST)}:${env.PORT}`).replace(/\/+$/, ""),
+    publicUrl,
     dataDir,
     databaseUrl: env.DATABASE_URL,
     redisUrl: env.REDIS_URL,
@@ -214,6 +294,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     logLevel: env.LOG_LEVEL,
     secrets,
     generatedSecrets: generated,
+    warnings: production ? productionWarnings(env.DATABASE_URL, dataDir, publicUrl) : [],
     agent: env.AGENT_URL
       ? { url: env.AGENT_URL, secret: env.AGENT_SECRET, timeoutMs: env.AGENT_TIMEOUT_MS }
       : undefined,
@@ -239,20 +320,22 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       igGraphApiUrl: env.IG_GRAPH_API_URL.replace(/\/+$/, ""),
       graphApiVersion: env.GRAPH_API_VERSION,
       accounts,
-      defaultTemplate: defaultTemplate(env),
+      defaultTemplate: template,
       waMps: env.WA_MPS,
       statusWaitMs: env.META_STATUS_WAIT_MS,
     },
   };
 }
 
-function defaultTemplate(env: z.output<typeof envSchema>): WhatsappTemplate | undefined {
-  if (!env.WA_TEMPLATE_NAME) return undefined;
+function defaultTemplate(
+  env: z.output<typeof envSchema>,
+): { template: WhatsappTemplate | undefined } | { problems: string[] } {
+  if (!env.WA_TEMPLATE_NAME) return { template: undefined };
   let components: unknown;
   try {
     components = env.WA_TEMPLATE_COMPONENTS ? JSON.parse(env.WA_TEMPLATE_COMPONENTS) : undefined;
   } catch {
-    throw new ConfigError("invalid configuration:\n  WA_TEMPLATE_COMPONENTS: not valid JSON");
+    return { problems: ["WA_TEMPLATE_COMPONENTS: not valid JSON"] };
   }
   const parsed = whatsappTemplateSchema.safeParse({
     name: env.WA_TEMPLATE_NAME,
@@ -260,13 +343,14 @@ function defaultTemplate(env: z.output<typeof envSchema>): WhatsappTemplate | un
     ...(components === undefined ? {} : { components }),
   });
   if (!parsed.success) {
-    const lines = parsed.error.issues.map(
-      // The components are the only part of the template read as JSON; name the field inside them.
-      (issue) => `  ${["WA_TEMPLATE_COMPONENTS", ...issue.path.slice(1).map(String)].join(".")}: ${issue.message}`,
-    );
-    throw new ConfigError(`invalid configuration:\n${lines.join("\n")}`);
+    return {
+      problems: parsed.error.issues.map(
+        // The components are the only part of the template read as JSON; name the field inside them.
+        (issue) => `${["WA_TEMPLATE_COMPONENTS", ...issue.path.slice(1).map(String)].join(".")}: ${issue.message}`,
+      ),
+    };
   }
-  return parsed.data;
+  return { template: parsed.data };
 }
 
 /** The host in the default PUBLIC_URL: the one the hub listens on, or localhost when it listens on all. */

@@ -31,7 +31,9 @@ import { openQueues, type Queues } from "./queues.js";
 import { createRealtime } from "./realtime.js";
 import { createApp } from "./server/app.js";
 import { demoBackendKey } from "./demo/demo-backend.js";
+import { databaseStartError, listenStartError } from "./start-up-errors.js";
 import { loadTools, ToolFileError } from "./tools/load-tools.js";
+import { toolEnvHas } from "./tools/tool-env.js";
 
 /** How long in-flight HTTP requests, and then running turns, may take to finish on stop. */
 const DRAIN_HTTP_MS = 2500;
@@ -68,8 +70,16 @@ export interface HubOptions {
 
 export async function startHub(config: Config, options: HubOptions = {}): Promise<Hub> {
   const log = options.logger ?? createLogger(config.logLevel);
-  const { tools, problems } = await loadTools(config.toolsDir);
+  for (const warning of config.warnings) log.warn({ setting: warning.setting }, warning.message);
+  const env = toolEnvironment();
+  // A `$env` name with no value would be sent as an empty string: refused here, like any invalid file.
+  const { tools, problems, folder } = await loadTools(config.toolsDir, { envHas: toolEnvHas(env) });
   if (problems.length > 0) throw new ToolFileError(problems);
+  if (folder === "missing" || folder === "empty")
+    log.warn(
+      { tools_dir: config.toolsDir },
+      folder === "missing" ? "no tool folder: the hub has no tools (set TOOLS_DIR)" : "no tool file in the tool folder",
+    );
 
   const queues: Queues = await openQueues(config.redisUrl, config.queuePrefix);
   let database: Database;
@@ -77,10 +87,9 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
     database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   } catch (error) {
     await queues.close();
-    throw error;
+    throw databaseStartError(config.databaseUrl, error);
   }
   let publicUrl = config.publicUrl;
-  const env = toolEnvironment();
   const demoKey = demoBackendKey(config.secrets.callbackSecret);
   const realtime = createRealtime(config.redisUrl, config.queuePrefix);
   const widget = widgetChannel(realtime);
@@ -144,7 +153,17 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
     attachWidgetNamespace(ctx);
     // A deep accept queue: a burst of callbacks waits to be accepted rather than being reset.
     server.listen({ port: config.port, host: config.host, backlog: 4096 });
-    await once(server, "listening");
+    try {
+      await once(server, "listening");
+    } catch (error) {
+      // Nothing else has started yet: let go of what has, so the process can say why and exit.
+      stopForwarding();
+      backlog.stop();
+      await realtime.close().catch(() => undefined);
+      await queues.close().catch(() => undefined);
+      await database.close().catch(() => undefined);
+      throw listenStartError(config.host, config.port, error);
+    }
     const { port } = server.address() as AddressInfo;
     url = `http://${config.host === "0.0.0.0" ? "127.0.0.1" : config.host}:${port}`;
     if (config.port === 0) publicUrl = config.publicUrl.replace(/:0$/, `:${port}`);

@@ -1,23 +1,36 @@
 // `npm start`: read the configuration, start the hub, print where it is, stop cleanly on a signal.
+import { DEMO_TOOL } from "./agent/demo-agent.js";
 import { accountsOf, type MetaChannel } from "./channels/meta/meta-accounts.js";
 import { ConfigError, loadConfig, type Config } from "./config.js";
 import { DataLockError } from "./db/data-lock.js";
-import { startHub } from "./hub.js";
-import { createLogger } from "./logger.js";
-import { RedisUnavailableError } from "./queues.js";
-import { ToolFileError } from "./tools/load-tools.js";
+import { startHub, type Hub } from "./hub.js";
+import { createLogger, type Logger } from "./logger.js";
+import { formatStartUpError, StartUpError } from "./start-up-errors.js";
+import { formatProblem, ToolFileError } from "./tools/load-tools.js";
 
 const STOP_DEADLINE_MS = 10_000;
 
-function banner(config: Config, url: string | undefined, publicUrl: string): string {
+function banner(config: Config, hub: Hub): string {
+  const { url } = hub;
+  const publicUrl = hub.ctx.publicUrl();
+  // "run the demo" is understood only by the built-in composer, with the demo tool and its backend.
+  const demoAgent = !config.agent && config.demo.enabled && hub.ctx.tools.has(DEMO_TOOL);
   const lines = [
     "",
     "chat-delivery-hub is running",
     `  role:        ${config.role}`,
     `  database:    ${config.databaseUrl ? "PostgreSQL (DATABASE_URL)" : `embedded, in ${config.dataDir}/pglite`}`,
+    `  agent:       ${config.agent ? `${withoutQuery(config.agent.url)} (AGENT_URL)` : "built-in composer (no AGENT_URL)"}`,
   ];
-  if (url) lines.push(`  listening:   ${url}`, `  public URL:  ${publicUrl}`);
-  if (url && config.demo.enabled) lines.push(`  demo page:   ${publicUrl}/demo   (say "run the demo")`);
+  if (url) {
+    lines.push(`  listening:   ${url}`, `  public URL:  ${publicUrl}`);
+    lines.push(
+      demoAgent
+        ? `  demo page:   ${publicUrl}/demo   (say "run the demo")`
+        : `  chat page:   ${publicUrl}/demo   (the web widget)`,
+      `  console:     ${publicUrl}/console   (sign in with CONSOLE_API_KEY)`,
+    );
+  }
   const shown = new Set(config.generatedSecrets);
   lines.push(
     `  HUB_API_KEY:     ${config.secrets.hubApiKey}${shown.has("hubApiKey") ? "  (generated, kept in data/secrets.json)" : ""}`,
@@ -30,9 +43,57 @@ function banner(config: Config, url: string | undefined, publicUrl: string): str
   return lines.join("\n");
 }
 
+/** A URL as the terminal may show it: no user, password or query (where a key could hide). */
+function withoutQuery(url: string): string {
+  const parsed = new URL(url);
+  return `${parsed.origin}${parsed.pathname}`;
+}
+
 function onOff(config: Config, channel: MetaChannel, settings: string): string {
   const ids = accountsOf(config.meta.accounts, channel).map((account) => account.id);
   return ids.length > 0 ? `on (${ids.join(", ")})` : `off (set ${settings}, or META_ACCOUNTS)`;
+}
+
+/** Every reason the hub could not start, as one sentence and a hint (see start-up-errors.ts). */
+function startUpFailure(error: unknown, toolsDir: string | undefined): StartUpError | undefined {
+  if (error instanceof StartUpError) return error;
+  if (error instanceof ConfigError)
+    return new StartUpError(
+      `the configuration has ${error.problems.length} problem(s):`,
+      "set these variables in the environment and start again (README: Configuration)",
+      error.problems,
+    );
+  if (error instanceof ToolFileError)
+    return new StartUpError(
+      `${error.problems.length} problem(s) in the tool files; the hub does not start on them:`,
+      `fix them (npx hub tools check${toolsDir ? ` ${toolsDir}` : ""} shows the same), or set TOOLS_DIR`,
+      error.problems.map(formatProblem),
+    );
+  if (error instanceof DataLockError)
+    return new StartUpError(
+      `${error.inUse}.`,
+      "stop it first, or give this process its own DATA_DIR (or a DATABASE_URL)",
+    );
+  return undefined;
+}
+
+function failToStart(error: unknown, toolsDir: string | undefined, log: Logger | undefined): never {
+  const known = startUpFailure(error, toolsDir);
+  if (known) {
+    process.stderr.write(formatStartUpError(known));
+  } else {
+    // Not a cause the hub knows how to explain: the message, and the full error in the debug log.
+    log?.debug({ err: error }, "the hub could not start");
+    process.stderr.write(
+      formatStartUpError(
+        new StartUpError(
+          `the hub could not start: ${error instanceof Error ? error.message : String(error)}`,
+          "run it again with LOG_LEVEL=debug to see the full error",
+        ),
+      ),
+    );
+  }
+  process.exit(1);
 }
 
 async function main(): Promise<void> {
@@ -40,8 +101,7 @@ async function main(): Promise<void> {
   try {
     config = loadConfig();
   } catch (error) {
-    if (error instanceof ConfigError) fail(error.message);
-    throw error;
+    failToStart(error, undefined, undefined);
   }
   const log = createLogger(config.logLevel);
   // Whatever escaped its handler is logged; one bad event must never end the process.
@@ -49,7 +109,7 @@ async function main(): Promise<void> {
   try {
     const hub = await startHub(config, { logger: log });
     // The keys are printed on the terminal only, never into the structured log.
-    if (!config.production) process.stdout.write(banner(config, hub.url, hub.ctx.publicUrl()));
+    if (!config.production) process.stdout.write(banner(config, hub));
     let stopping = false;
     const stop = async (signal: string) => {
       if (stopping) return;
@@ -66,16 +126,8 @@ async function main(): Promise<void> {
     process.on("SIGINT", () => void stop("SIGINT"));
     process.on("SIGTERM", () => void stop("SIGTERM"));
   } catch (error) {
-    if (error instanceof ToolFileError || error instanceof RedisUnavailableError || error instanceof DataLockError)
-      fail(error.message);
-    log.fatal({ err: error }, "the hub could not start");
-    process.exit(1);
+    failToStart(error, config.toolsDir, log);
   }
-}
-
-function fail(message: string): never {
-  process.stderr.write(`chat-delivery-hub: ${message}\n`);
-  process.exit(1);
 }
 
 await main();

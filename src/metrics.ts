@@ -11,7 +11,11 @@ export function createMetrics() {
     callbacks: counter("hub_callbacks_total", "Tool-backend callbacks by answer", ["outcome"]),
     jobsStarted: counter("hub_jobs_started_total", "Tool calls by outcome", ["tool", "outcome"]),
     jobsEnded: counter("hub_jobs_ended_total", "Jobs ended, by final status", ["tool", "status"]),
-    deliveries: counter("hub_deliveries_total", "Delivery decisions at send time", ["channel", "decision"]),
+    deliveries: counter(
+      "hub_deliveries_total",
+      "Routing decisions by channel and decision: live, stored, sent, template, awaiting_reply, held, failed",
+      ["channel", "decision"],
+    ),
     sendFailures: counter("hub_send_failures_total", "Sends that failed for good, by Meta error code", [
       "channel",
       "code",

@@ -2,6 +2,7 @@
 import { Queue, type ConnectionOptions } from "bullmq";
 import type { TurnData } from "./delivery/turn-schedule.js";
 import { Redis } from "ioredis";
+import { redisStartError, StartUpError } from "./start-up-errors.js";
 
 export const QUEUE_NAMES = {
   cancels: "cancel-requests",
@@ -23,7 +24,8 @@ export interface Queues {
   close(): Promise<void>;
 }
 
-export class RedisUnavailableError extends Error {}
+/** Redis did not answer when the hub started (its sentence and hint name the configured host and port). */
+export class RedisUnavailableError extends StartUpError {}
 
 function redisOptions() {
   // Workers and queues must keep retrying through a Redis restart (BullMQ's requirement).
@@ -43,15 +45,15 @@ export async function openQueues(url: string, prefix: string): Promise<Queues> {
     retryStrategy: () => null,
     connectTimeout: 3000,
   });
-  probe.on("error", () => {});
+  // The socket's own error (connection refused…) says more than the "Connection is closed" that follows it.
+  let socketError: unknown;
+  probe.on("error", (error) => (socketError ??= error));
   try {
     await probe.connect();
     await probe.ping();
   } catch (error) {
-    throw new RedisUnavailableError(
-      `Redis is not answering at ${url.replace(/\/\/[^@/]*@/, "//***@")} (${(error as Error).message}). ` +
-        `Start one with: redis-server --daemonize yes --port 6379 (or set REDIS_URL).`,
-    );
+    const { sentence, hint } = redisStartError(url, socketError ?? error);
+    throw new RedisUnavailableError(sentence, hint, [], { cause: socketError ?? error });
   } finally {
     probe.disconnect();
   }

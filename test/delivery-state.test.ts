@@ -61,7 +61,7 @@ describe("delivery state transitions", () => {
   it("holdInputs holds pending inputs and their entries while a human has the conversation, and nothing otherwise", async () => {
     const human = await conversation({ control: "human" });
     const held = await input(human.id);
-    expect(await state.holdInputs(human.id, [held])).toBe(true);
+    expect(await state.holdInputs(human.id, [held])).toBe(1);
     expect(await inputState(held.id)).toBe("held");
     expect((await message(held.messageId!)).status).toBe("held");
     expect(published).toHaveLength(1);
@@ -70,7 +70,7 @@ describe("delivery state transitions", () => {
     published.length = 0;
     const agent = await conversation();
     const kept = await input(agent.id);
-    expect(await state.holdInputs(agent.id, [kept])).toBe(false);
+    expect(await state.holdInputs(agent.id, [kept])).toBeUndefined();
     expect(await inputState(kept.id)).toBe("pending");
     expect(published).toHaveLength(0);
   });

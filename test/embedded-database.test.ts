@@ -186,7 +186,8 @@ describe("the embedded database", () => {
       ]);
       expect(outcome).toEqual({ exited: 1 });
       expect(second.output().stderr).toBe(
-        `chat-delivery-hub: ${inUse(env, first.child.pid)}: stop it first, or give this process its own DATA_DIR (or a DATABASE_URL)\n`,
+        `chat-delivery-hub: ${inUse(env, first.child.pid)}.\n` +
+          "  hint: stop it first, or give this process its own DATA_DIR (or a DATABASE_URL)\n",
       );
 
       // The first hub still reads and writes.

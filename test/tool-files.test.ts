@@ -7,6 +7,8 @@ import { describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config.js";
 import { startHub } from "../src/hub.js";
 import { parseDuration } from "../src/tools/duration.js";
+import { JSONPath } from "jsonpath-plus";
+import { jsonPathProblem } from "../src/tools/json-path.js";
 import { loadTools, parseToolFile, ToolFileError } from "../src/tools/load-tools.js";
 import { mapResponse } from "../src/tools/map-response.js";
 import { renderCancelRequest, renderToolRequest } from "../src/tools/render-request.js";
@@ -74,6 +76,36 @@ describe("tool file validation", () => {
     });
   });
 
+  it("the hub refuses to start on a tool whose $env name has no value, naming file and field", async () => {
+    const dir = toolsDir({ "match_therapists.yml": matchTherapists });
+    const config = loadConfig({
+      TOOLS_DIR: dir,
+      DATA_DIR: mkdtempSync(path.join(tmpdir(), "hub-data-")),
+      LOG_LEVEL: "silent",
+    });
+    const saved = { api: process.env.CLINIC_API, key: process.env.CLINIC_API_KEY };
+    process.env.CLINIC_API = "http://127.0.0.1:9";
+    delete process.env.CLINIC_API_KEY;
+    try {
+      const refused = await startHub(config).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(refused).toBeInstanceOf(ToolFileError);
+      expect((refused as ToolFileError).problems).toEqual([
+        {
+          file: `${path.basename(dir)}/match_therapists.yml`,
+          key: "request.headers.Authorization",
+          reason: "$env.CLINIC_API_KEY is not set in the environment (or is empty)",
+        },
+      ]);
+    } finally {
+      if (saved.api === undefined) delete process.env.CLINIC_API;
+      else process.env.CLINIC_API = saved.api;
+      if (saved.key !== undefined) process.env.CLINIC_API_KEY = saved.key;
+    }
+  });
+
   it("the hub refuses to start on an invalid tool file", async () => {
     const dir = toolsDir({ "broken.yml": "description: 1\nrequest: {}\n" });
     const config = loadConfig({
@@ -89,7 +121,7 @@ describe("tool file validation", () => {
     const run = (dir: string) =>
       spawnSync(process.execPath, ["bin/hub.js", "tools", "check", dir], {
         encoding: "utf8",
-        env: { ...process.env, LOG_LEVEL: "silent" },
+        env: { ...process.env, LOG_LEVEL: "silent", CLINIC_API: "http://127.0.0.1:9", CLINIC_API_KEY: "k" },
       });
     const failed = run(bad);
     expect(failed.status).toBe(1);
@@ -97,6 +129,48 @@ describe("tool file validation", () => {
     const good = run(toolsDir({ "quote.yml": matchTherapists }));
     expect(good.status).toBe(0);
     expect(good.stdout).toContain("1 tool(s) OK");
+  });
+});
+
+describe("respond: JSONPaths", () => {
+  it.each([
+    "$",
+    "$.data.therapists",
+    "$.data.therapists[0].name",
+    "$.data.therapists[-1:]",
+    "$.data.therapists[0,2]",
+    "$['data']['first name']",
+    "$..name",
+    "$.data.*",
+    "$.data.therapists[?(@.area == 'Ñuñoa' && @.free)]",
+  ])("%s is accepted, and maps", (jsonPath) => {
+    expect(jsonPathProblem(jsonPath)).toBeUndefined();
+    expect(() => mapResponse({ value: jsonPath }, { data: { therapists: [{ name: "Ana" }] } })).not.toThrow();
+  });
+
+  it.each([
+    ["data.therapists", "must be a JSONPath starting with $"],
+    ["$.data[(", 'the "[" at character 7 is never closed'],
+    ["$.data.", 'a name must follow "." at character 7'],
+    ["$.data]", 'unexpected "]" at character 7'],
+    ["$.data[]", "empty brackets at character 7"],
+    ["$.data[name]", '"name" at character 7 is not an index, a slice or a quoted name'],
+    ["$.data[(@.length-1)]", "a script expression [(…)] at character 7"],
+    ["$.data[?(@.a ==)]", "the filter at character 7 does not parse (Expected expression after ==)"],
+    ["$.data[?@.a]", "a filter must be written ?(…) at character 7"],
+  ])("%s is refused: %s", (jsonPath, reason) => {
+    expect(jsonPathProblem(jsonPath)).toContain(reason);
+  });
+
+  it("a filter that fails on the data it meets maps to null, not to a refused result", () => {
+    // Accepted at load (it parses); at run time `@.price.amount` of an item without a price throws.
+    const jsonPath = "$.data.items[?(@.price.amount > 1)]";
+    expect(jsonPathProblem(jsonPath)).toBeUndefined();
+    expect(() => JSONPath({ path: jsonPath, json: { data: { items: [{ name: "no price" }] } } })).toThrow();
+    expect(mapResponse({ costly: jsonPath }, { data: { items: [{ name: "no price" }] } })).toEqual({
+      message: undefined,
+      data: { costly: null },
+    });
   });
 });
 

@@ -69,9 +69,12 @@ export function deliveryState(sql: Sql, changes: Changes, now: () => Date) {
       return row;
     },
 
-    /** Holds the inputs while a human has the conversation; false when the agent has it after all. */
-    async holdInputs(conversationId: string, inputs: TurnInputRow[]): Promise<boolean> {
-      const [row] = await sql.query<{ human: boolean; entries: JsonRows }>(
+    /**
+     * Holds the inputs while a human has the conversation: how many were held, or undefined when the agent
+     * has it after all.
+     */
+    async holdInputs(conversationId: string, inputs: TurnInputRow[]): Promise<number | undefined> {
+      const [row] = await sql.query<{ human: boolean; held: number; entries: JsonRows }>(
         `WITH c AS (SELECT id FROM "Conversation" WHERE id = $1::uuid AND control = 'human' FOR UPDATE),
          held AS (
            UPDATE "TurnInput" SET state = 'held', decision = 'held', reason = 'human_control', "updatedAt" = $3
@@ -79,11 +82,12 @@ export function deliveryState(sql: Sql, changes: Changes, now: () => Date) {
          entries AS (
            UPDATE "Message" SET status = 'held', decision = 'held', "statusReason" = 'human_control', "updatedAt" = $3
            WHERE id IN (SELECT "messageId" FROM held) AND status = 'pending' RETURNING *)
-         SELECT EXISTS (SELECT 1 FROM c) AS human, (SELECT coalesce(json_agg(entries), '[]') FROM entries) AS entries`,
+         SELECT EXISTS (SELECT 1 FROM c) AS human, (SELECT count(*)::int FROM held) AS held,
+                (SELECT coalesce(json_agg(entries), '[]') FROM entries) AS entries`,
         [conversationId, inputs.map((input) => input.id), now()],
       );
       publish(conversationId, messages(row?.entries));
-      return row?.human === true;
+      return row?.human === true ? Number(row.held) : undefined;
     },
 
     /** Progress of a job that has since ended says nothing its result does not: never given. */
@@ -427,7 +431,16 @@ export function deliveryState(sql: Sql, changes: Changes, now: () => Date) {
       rank: number;
       at: Date;
       error: { code: number; title: string } | undefined;
-    }): Promise<{ outcome: "unknown" } | { outcome: "resend" | "applied"; conversationId: string; failed?: boolean }> {
+    }): Promise<
+      | { outcome: "unknown" }
+      | {
+          outcome: "resend" | "applied";
+          conversationId: string;
+          failed?: boolean;
+          /** Messages that waited on a template that failed, now failed themselves. */
+          itemsFailed?: number;
+        }
+    > {
       const [message] = await sql.query<Pick<MessageRow, "id" | "conversationId" | "role" | "status">>(
         `SELECT id, "conversationId", role, status FROM "Message" WHERE "externalId" = $1`,
         [status.externalId],
@@ -463,7 +476,12 @@ export function deliveryState(sql: Sql, changes: Changes, now: () => Date) {
           [message.id, message.conversationId, reason ?? "template failed", now()],
         );
         publish(conversationId, changed);
-        return { outcome: "applied", conversationId, failed: changed.length > 0 };
+        return {
+          outcome: "applied",
+          conversationId,
+          failed: changed.length > 0,
+          itemsFailed: changed.filter((row) => row.role !== "template").length,
+        };
       }
       const changed = await sql.query<MessageRow>(
         `UPDATE "Message" SET status = $2, "statusReason" = coalesce($3, "statusReason"), "updatedAt" = $5

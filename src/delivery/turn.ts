@@ -25,9 +25,14 @@ export async function runTurn(ctx: HubContext, conversationId: string): Promise<
   const inputs = snapshot.inputs.filter((input) => !stale.includes(input));
   if (inputs.length === 0) return;
 
-  if (conversation.control === "human" && (await ctx.delivery.holdInputs(conversationId, inputs))) {
-    ctx.log.info({ conversation_id: conversationId, items: inputs.length }, "held for the human agent");
-    return;
+  if (conversation.control === "human") {
+    const held = await ctx.delivery.holdInputs(conversationId, inputs);
+    if (held !== undefined) {
+      // Held here, before any reply exists, so deliver() never sees these: each is counted as its decision.
+      ctx.log.info({ conversation_id: conversationId, items: held }, "held for the human agent");
+      if (held > 0) ctx.metrics.deliveries.inc({ channel: conversation.channel, decision: "held" }, held);
+      return;
+    }
   }
 
   const request = turnRequest(conversation, inputs, snapshot);

@@ -1,11 +1,11 @@
 // Loads tools/*.yml, validates each file and its JSON Schema, and reports every problem as file, key, reason.
-import { existsSync } from "node:fs";
-import { readdir, readFile } from "node:fs/promises";
+import { readdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { Ajv, type ValidateFunction } from "ajv";
 import addFormatsModule from "ajv-formats";
 import { parseDocument } from "yaml";
 import { DEFAULT_TIMEOUT_MS, parseDuration } from "./duration.js";
+import { envReferences } from "./tool-env.js";
 import { toolFileSchema, type Tool } from "./tool-file.js";
 
 export interface ToolProblem {
@@ -33,30 +33,67 @@ function newAjv(): Ajv {
 
 export type ToolRegistry = ReadonlyMap<string, Tool>;
 
-/** Reads and validates every tool file; returns the registry and the problems found (none means usable). */
-export async function loadTools(dir: string): Promise<{ tools: ToolRegistry; problems: ToolProblem[] }> {
+export interface ToolCheckOptions {
+  /** Whether `$env.NAME` has a value; without it, `$env` names are not checked. */
+  envHas?: (name: string) => boolean;
+}
+
+export interface LoadedTools {
+  tools: ToolRegistry;
+  /** Every problem found (none means usable), including a folder that is not one or cannot be read. */
+  problems: ToolProblem[];
+  /**
+   * "missing" or "empty" (no *.yml / *.yaml file): a hub may run with no tools, but a check has checked
+   * nothing. "unreadable": not a folder, or not readable (its one problem says which).
+   */
+  folder: "read" | "missing" | "empty" | "unreadable";
+}
+
+/** Reads and validates every tool file in `dir`. */
+export async function loadTools(dir: string, options: ToolCheckOptions = {}): Promise<LoadedTools> {
   const tools = new Map<string, Tool>();
   const problems: ToolProblem[] = [];
-  if (!existsSync(dir)) return { tools, problems };
-  const files = (await readdir(dir)).filter((file) => /\.ya?ml$/.test(file)).sort();
+  const folderProblem = (reason: string): LoadedTools => ({
+    tools,
+    problems: [{ file: dir, key: "", reason }],
+    folder: "unreadable",
+  });
+  let entries: string[];
+  try {
+    if (!(await stat(dir)).isDirectory()) return folderProblem("is not a folder");
+    entries = await readdir(dir);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return { tools, problems, folder: "missing" };
+    return folderProblem(`cannot be read (${code ?? (error as Error).message})`);
+  }
+  const files = entries.filter((file) => /\.ya?ml$/.test(file)).sort();
+  if (files.length === 0) return { tools, problems, folder: "empty" };
   const ajv = newAjv();
   for (const file of files) {
     const shown = path.join(path.basename(dir), file);
     const name = file.replace(/\.ya?ml$/, "");
-    const result = parseToolFile(name, shown, await readFile(path.join(dir, file), "utf8"), ajv);
+    let text: string;
+    try {
+      text = await readFile(path.join(dir, file), "utf8");
+    } catch (error) {
+      problems.push({ file: shown, key: "", reason: `cannot be read (${(error as NodeJS.ErrnoException).code})` });
+      continue;
+    }
+    const result = parseToolFile(name, shown, text, { ...options, ajv });
     if ("problems" in result) problems.push(...result.problems);
     else if (tools.has(name))
       problems.push({ file: shown, key: "", reason: `a tool named ${name} is already defined` });
     else tools.set(name, result.tool);
   }
-  return { tools, problems };
+  return { tools, problems, folder: "read" };
 }
 
 export function parseToolFile(
   name: string,
   file: string,
   text: string,
-  ajv: Ajv = newAjv(),
+  options: ToolCheckOptions & { ajv?: Ajv } = {},
 ): { tool: Tool } | { problems: ToolProblem[] } {
   if (!TOOL_NAME.test(name)) {
     return { problems: [{ file, key: "", reason: "the file name (the tool's name) must be letters, digits, _ or -" }] };
@@ -74,12 +111,26 @@ export function parseToolFile(
     };
   }
   const spec = parsed.data;
-  let validate: ValidateFunction;
+  // Where the hub substitutes `$env`: the request, and the cancel path.
+  const unset = options.envHas
+    ? [
+        ...envReferences(spec.request, "request"),
+        ...envReferences(spec.async?.cancel?.path, "async.cancel.path"),
+      ].filter((reference) => !options.envHas!(reference.name))
+    : [];
+  const problems: ToolProblem[] = unset.map((reference) => ({
+    file,
+    key: reference.key,
+    reason: `$env.${reference.name} is not set in the environment (or is empty)`,
+  }));
+  let validate: ValidateFunction | undefined;
   try {
-    validate = ajv.compile(spec.parameters);
+    validate = (options.ajv ?? newAjv()).compile(spec.parameters);
   } catch (error) {
-    return { problems: [{ file, key: "parameters", reason: `not a valid JSON Schema: ${(error as Error).message}` }] };
+    problems.push({ file, key: "parameters", reason: `not a valid JSON Schema: ${(error as Error).message}` });
   }
+  if (problems.length > 0 || !validate) return { problems };
+  const check = validate;
   const asyncSpec = spec.async;
   const timeout = asyncSpec?.timeout ? parseDuration(asyncSpec.timeout) : { ms: DEFAULT_TIMEOUT_MS };
   return {
@@ -97,8 +148,8 @@ export function parseToolFile(
       request: spec.request,
       respond: spec.respond?.data ?? {},
       validateArguments(args) {
-        if (validate(args)) return [];
-        return (validate.errors ?? []).map((error) => ({
+        if (check(args)) return [];
+        return (check.errors ?? []).map((error) => ({
           path:
             error.instancePath.replace(/^\//, "").replace(/\//g, ".") ||
             (error.params as { missingProperty?: string }).missingProperty ||

@@ -13,7 +13,13 @@ export function mapResponse(respond: Record<string, string>, body: unknown): Too
   if (keys.length === 0) return { message, data: "data" in record ? record.data : body };
   const data: Record<string, unknown> = {};
   for (const [key, path] of keys) {
-    data[key] = JSONPath({ path, json: record as object, wrap: false }) ?? null;
+    // Paths are checked at load; a filter can still fail on the data it meets (a property of nothing),
+    // which is a missing value, not a reason to refuse the result.
+    try {
+      data[key] = JSONPath({ path, json: record as object, wrap: false }) ?? null;
+    } catch {
+      data[key] = null;
+    }
   }
   return { message, data };
 }

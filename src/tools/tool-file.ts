@@ -1,13 +1,22 @@
 // The shape of a tools/*.yml file (SPEC §2.1), validated with zod so a problem names its key.
 import { z } from "zod";
 import { parseDuration } from "./duration.js";
+import { jsonPathProblem } from "./json-path.js";
 
 const httpMethod = z
   .string()
   .transform((value) => value.toUpperCase())
   .pipe(z.enum(["GET", "POST", "PUT", "PATCH", "DELETE"]));
 
-const jsonPath = z.string().refine((value) => value.trim().startsWith("$"), "must be a JSONPath starting with $");
+const jsonPath = z.string().superRefine((value, ctx) => {
+  const problem = jsonPathProblem(value);
+  if (problem) ctx.addIssue({ code: "custom", message: problem });
+});
+
+/** A path joined to `base_url`: from its root, so that what is sent is what the file says. */
+const urlPath = z.string().refine((value) => value === "" || value.startsWith("/"), {
+  message: 'must start with "/" (e.g. /vatio/match)',
+});
 
 const templateParameter = z.union([
   z.string(),
@@ -41,7 +50,7 @@ const asyncSchema = z.preprocess(
         const parsed = parseDuration(value);
         if ("error" in parsed) ctx.addIssue({ code: "custom", message: parsed.error });
       }),
-    cancel: z.strictObject({ method: httpMethod, path: z.string().min(1) }).optional(),
+    cancel: z.strictObject({ method: httpMethod, path: urlPath.pipe(z.string().min(1)) }).optional(),
     whatsapp_template: whatsappTemplateSchema.optional(),
   }),
 );
@@ -56,7 +65,7 @@ export const toolFileSchema = z.strictObject({
   request: z.strictObject({
     method: httpMethod.default("POST"),
     base_url: z.string().min(1),
-    path: z.string().default(""),
+    path: urlPath.default(""),
     headers: z.record(z.string(), z.string()).default({}),
     // A key with no value takes the tool-call argument of the same name.
     body: z.record(z.string(), z.unknown()).optional(),

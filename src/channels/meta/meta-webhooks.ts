@@ -181,6 +181,9 @@ async function applyStatus(
   if (applied.outcome === "applied" && applied.failed) {
     ctx.metrics.sendFailures.inc({ channel: event.channel, code: String(event.errors[0]?.code ?? "unknown") });
   }
+  // What waited on a template that failed is now decided `failed` too: counted like any routing decision.
+  if (applied.outcome === "applied" && applied.itemsFailed)
+    ctx.metrics.deliveries.inc({ channel: event.channel, decision: "failed" }, applied.itemsFailed);
 }
 
 export function startWebhookWorker(ctx: HubContext): Worker {
