@@ -36,34 +36,37 @@ export async function runTurn(ctx: HubContext, conversationId: string): Promise<
   }
 
   const request = turnRequest(conversation, inputs, snapshot);
-  // A remote agent runtime takes long enough for the person to see that a reply is coming.
+  // A remote agent runtime takes long enough for the person to see that a reply is coming. The indicator
+  // stays until the reply has been handed to the channel, so it never goes before the reply comes.
   if (ctx.agent.remote) ctx.realtime.typing(conversationId, true);
-  let reply: TurnReply;
   try {
-    reply = await ctx.agent.runTurn(request);
-  } catch (error) {
-    if (ctx.agent.remote) ctx.realtime.typing(conversationId, false);
-    // The turn is retried with its inputs; meanwhile a person waiting for an answer is told why none comes.
-    if (error instanceof AgentUnavailableError) await tellAgentUnavailable(ctx, conversation, inputs);
-    throw error;
-  }
-  if (ctx.agent.remote) ctx.realtime.typing(conversationId, false);
+    let reply: TurnReply;
+    try {
+      reply = await ctx.agent.runTurn(request);
+    } catch (error) {
+      // The turn is retried with its inputs; meanwhile a person waiting for an answer is told why none comes.
+      if (error instanceof AgentUnavailableError) await tellAgentUnavailable(ctx, conversation, inputs);
+      throw error;
+    }
 
-  const committed = await ctx.delivery.commitReply({
-    conversationId,
-    turnId: randomUUID(),
-    inputs,
-    // Longer than the channel takes: several messages, in order (split where a reader would pause).
-    texts: reply.messages.flatMap((message) => splitForChannel(conversation.channel, message.text)),
-    jobId: singleJob(inputs),
-  });
-  if (committed === "superseded") {
-    // Another turn answered these inputs meanwhile (this one had lost its lease): its reply stands.
-    ctx.log.warn({ conversation_id: conversationId }, "turn superseded; its reply was not committed");
-    return;
+    const committed = await ctx.delivery.commitReply({
+      conversationId,
+      turnId: randomUUID(),
+      inputs,
+      // Longer than the channel takes: several messages, in order (split where a reader would pause).
+      texts: reply.messages.flatMap((message) => splitForChannel(conversation.channel, message.text)),
+      jobId: singleJob(inputs),
+    });
+    if (committed === "superseded") {
+      // Another turn answered these inputs meanwhile (this one had lost its lease): its reply stands.
+      ctx.log.warn({ conversation_id: conversationId }, "turn superseded; its reply was not committed");
+      return;
+    }
+    conversation = committed.conversation;
+    for (const message of committed.replies) await deliver(ctx, conversation, message);
+  } finally {
+    if (ctx.agent.remote) ctx.realtime.typing(conversationId, false);
   }
-  conversation = committed.conversation;
-  for (const message of committed.replies) await deliver(ctx, conversation, message);
 }
 
 /** Best effort: a notice that cannot be written now is tried again by the turn's next attempt. */
