@@ -5,7 +5,12 @@
 import type { ConversationTimeline } from "../console/console-queries.js";
 import type { JobView } from "../jobs/job-view.js";
 
-export function renderTimeline(view: ConversationTimeline): string {
+export interface RenderOptions {
+  /** The signed callback URL of a running job, when the reader holds the hub's secret. */
+  callbackUrl?: ((job: JobView) => string) | undefined;
+}
+
+export function renderTimeline(view: ConversationTimeline, options: RenderOptions = {}): string {
   const { conversation } = view;
   const window = conversation.window.open
     ? `open${conversation.window.closesAt ? ` until ${conversation.window.closesAt}` : ""}`
@@ -25,16 +30,16 @@ export function renderTimeline(view: ConversationTimeline): string {
     const job = message.role === "tool_call" && message.jobId ? jobsById.get(message.jobId) : undefined;
     if (job && !shown.has(job.id)) {
       shown.add(job.id);
-      out.push(...jobLines(job));
+      out.push(...jobLines(job, options));
     }
   }
   // Jobs whose tool-call entry is not in the timeline (e.g. past the first 1000 entries).
-  for (const job of view.jobs) if (!shown.has(job.id)) out.push(...jobLines(job));
+  for (const job of view.jobs) if (!shown.has(job.id)) out.push(...jobLines(job, options));
   if (view.held.length > 0) out.push(`held for a hand-back: ${view.held.length} message(s)`);
   return `${out.join("\n")}\n`;
 }
 
-function jobLines(job: JobView): string[] {
+function jobLines(job: JobView, options: RenderOptions): string[] {
   const lines = [
     `    job ${job.id} ${job.tool} status=${job.status} timeout=${job.timeoutAt}${job.endedAt ? ` ended=${job.endedAt}` : ""}`,
   ];
@@ -43,6 +48,7 @@ function jobLines(job: JobView): string[] {
     lines.push(`    progress${progress.notify ? " (notify)" : ""}: ${progress.text}`);
   if (job.result !== null && job.result !== undefined) lines.push(`    result: ${summary(job.result)}`);
   if (job.error) lines.push(`    error: ${job.error}`);
+  if (job.status === "running" && options.callbackUrl) lines.push(`    callback: ${options.callbackUrl(job)}`);
   return lines;
 }
 

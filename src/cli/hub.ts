@@ -1,11 +1,22 @@
-// The `hub` command: `hub tools check [dir]`, `hub conversation show <id>`, `hub help`.
+// The `hub` command: `hub chat`, `hub chat show`, `hub tools check [dir]`, `hub conversation show <id>`, `hub help`.
+import { parseArgs } from "node:util";
 import { ConfigError, configuredToolsDir, loadConfig, toolEnvironment } from "../config.js";
 import { formatProblem, loadTools } from "../tools/load-tools.js";
 import { toolEnvHas } from "../tools/tool-env.js";
+import { parseDuration } from "../tools/duration.js";
+import { signedCallbackUrl } from "../jobs/callback-url.js";
+import { chat, currentChat } from "./chat.js";
 import { renderTimeline } from "./conversation-show.js";
 import { CliError, readTimeline } from "./read-timeline.js";
 
 const usage = `usage:
+  hub chat ["text"] [--new] [--conversation <id>] [--timeout 10m]
+                                  talk to the running hub as the person, in a conversation of your own
+                                  (kept in the data folder; --new starts another); prints the replies,
+                                  progress and late results until the jobs end, --timeout, or Ctrl+C
+  hub chat show [id]              the story of that conversation (default: your chat): tool calls, jobs,
+                                  progress, results, replies, decisions and reasons; a running job's
+                                  callback URL when this folder or CALLBACK_SECRET holds the hub's secret
   hub tools check [dir]           validate tool files (default: TOOLS_DIR or ./tools); exits 1 on any
                                   problem, on a missing folder and on a folder with no tool file
   hub conversation show <id>      print a conversation's timeline, jobs and delivery decisions
@@ -20,12 +31,9 @@ async function run(args: string[]): Promise<number> {
     return 0;
   }
   if (group === "tools" && command === "check" && rest.length === 0) return checkTools(arg ?? configuredToolsDir());
-  if (group === "conversation" && command === "show" && arg && rest.length === 0) {
-    const timeline = await readTimeline(loadConfig(), arg);
-    if (!timeline) return fail(`no conversation ${arg}`);
-    process.stdout.write(renderTimeline(timeline));
-    return 0;
-  }
+  if (group === "chat" && command === "show" && rest.length === 0) return showChat(arg);
+  if (group === "chat") return runChat(args.slice(1));
+  if (group === "conversation" && command === "show" && arg && rest.length === 0) return showChat(arg);
   process.stderr.write(`${usage}\n`);
   return 2;
 }
@@ -44,6 +52,61 @@ async function checkTools(dir: string): Promise<number> {
   }
   process.stdout.write(`${tools.size} tool(s) OK in ${dir}: ${[...tools.keys()].join(", ")}\n`);
   return 0;
+}
+
+async function showChat(id: string | undefined): Promise<number> {
+  const config = loadConfig();
+  const conversationId = id ?? currentChat(config);
+  if (!conversationId) return fail('no chat yet: start one with hub chat "hello", or give a conversation id');
+  const timeline = await readTimeline(config, conversationId);
+  if (!timeline) return fail(`no conversation ${conversationId}`);
+  // A hand-made callback needs the job's signed URL: only for whoever holds the hub's secret (never logged).
+  const knowsSecret = !config.generatedSecrets.includes("callbackSecret");
+  process.stdout.write(
+    renderTimeline(timeline, {
+      callbackUrl: knowsSecret
+        ? (job) =>
+            signedCallbackUrl(config.secrets.callbackSecret, config.publicUrl, {
+              id: job.id,
+              tool: job.tool,
+              timeoutAt: new Date(job.timeoutAt),
+            })
+        : undefined,
+    }),
+  );
+  return 0;
+}
+
+async function runChat(args: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args,
+      allowPositionals: true,
+      options: {
+        new: { type: "boolean", default: false },
+        conversation: { type: "string" },
+        timeout: { type: "string" },
+      },
+    });
+  } catch (error) {
+    process.stderr.write(`hub: ${(error as Error).message}\n${usage}\n`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  if (positionals.length > 1) return fail('give the text as one argument, in quotes: hub chat "hello there"');
+  if (values.new && values.conversation) return fail("--new and --conversation cannot go together");
+  let timeoutMs: number | undefined;
+  if (values.timeout !== undefined) {
+    const duration = parseDuration(values.timeout);
+    if ("error" in duration) return fail(`--timeout: ${duration.error}`);
+    timeoutMs = duration.ms;
+  }
+  const text = positionals[0]?.trim();
+  if (positionals.length === 1 && !text) return fail("the text is empty");
+  return chat(loadConfig(), { text, conversation: values.conversation, fresh: values.new, timeoutMs }, (line) =>
+    process.stdout.write(`${line}\n`),
+  );
 }
 
 function fail(sentence: string): number {
