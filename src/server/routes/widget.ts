@@ -8,6 +8,7 @@ import { findOrCreateConversation } from "../../conversations/conversations.js";
 import { WIDGET_CHANNELS } from "../../delivery/channel-port.js";
 import { HubError, rateLimited } from "../../errors.js";
 import { parseInput } from "../validate.js";
+import { widgetPushRoutes } from "./widget-push.js";
 
 export const WIDGET_ACCOUNT = "widget";
 
@@ -27,8 +28,8 @@ export function widgetRoutes(ctx: HubContext): Router {
   router.use((req, res, next) => {
     res.set({
       "Access-Control-Allow-Origin": "*",
-      "Access-Control-Allow-Methods": "POST, OPTIONS",
-      "Access-Control-Allow-Headers": "Content-Type",
+      "Access-Control-Allow-Methods": "GET, POST, OPTIONS",
+      "Access-Control-Allow-Headers": "Content-Type, Authorization",
       "Access-Control-Max-Age": "600",
     });
     if (req.method === "OPTIONS") return void res.status(204).end();
@@ -58,5 +59,6 @@ export function widgetRoutes(ctx: HubContext): Router {
       token: createWidgetToken(secret, conversation.id, visitorId),
     });
   });
+  router.use(widgetPushRoutes(ctx));
   return router;
 }
