@@ -12,13 +12,12 @@ import { parseInput } from "../validate.js";
 const base64urlBytes = (length: number) =>
   z
     .string()
-    .regex(/^[A-Za-z0-9_-]+={0,2}$/, "must be base64url")
-    .refine((value) => Buffer.from(value, "base64url").length === length, `must be ${length} bytes, base64url`);
+    .refine(
+      (value) => /^[A-Za-z0-9_-]+={0,2}$/.test(value) && Buffer.from(value, "base64url").length === length,
+      `must be ${length} bytes, base64url`,
+    );
 
-const httpUrl = z
-  .url()
-  .max(2048)
-  .refine((value) => /^https?:\/\//i.test(value), "must be an http(s) URL");
+const httpUrl = z.url({ protocol: /^https?$/, message: "must be an http(s) URL" }).max(2048);
 
 // PushSubscription.toJSON() as browsers give it (extra keys are ignored).
 const subscriptionBody = z.object({
