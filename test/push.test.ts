@@ -482,6 +482,61 @@ describe("push notifications", () => {
   });
 });
 
+describe("push notifications on the embedded database", () => {
+  let backend: ToolBackend;
+  let webPush: FakePushService;
+  let hub: TestHub;
+
+  beforeAll(async () => {
+    backend = await startToolBackend();
+    webPush = await FakePushService.start();
+    hub = await TestHub.start({
+      database: "embedded",
+      tools: { plain_search: matchTherapists },
+      env: { WEB_PUSH_ENDPOINTS: webPush.url },
+    });
+  });
+  afterAll(async () => {
+    await hub?.stop();
+    await backend?.stop();
+    await webPush?.stop();
+  });
+
+  it("a stored result sends its web push once, as on PostgreSQL", async () => {
+    const web = await openSession(hub.url, { channel: "web" });
+    const key = ((await (await fetch(`${hub.url}/widget/push-key`)).json()) as { publicKey: string }).publicKey;
+    const subscription = webPush.subscribe(key);
+    const registered = await fetch(`${hub.url}/widget/push-subscriptions`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${web.token}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ subscription }),
+    });
+    expect(registered.status).toBe(201);
+    const started = await hub.api("POST", `/v1/conversations/${web.conversationId}/tool-calls`, {
+      tool: "plain_search",
+      arguments: { reason: "embedded", area: "Ñuñoa" },
+    });
+    expect(started.status).toBe(202);
+    await backend.post(started.body.job.id as string, { result: "ok", message: "found on PGlite" });
+    const [notification] = await eventually(
+      () =>
+        webPush.notificationsFor(subscription.endpoint).length > 0 && webPush.notificationsFor(subscription.endpoint),
+      "the push",
+    );
+    expect(notification!.json).toMatchObject({
+      title: "Your results are ready",
+      conversationId: web.conversationId,
+      url: null,
+    });
+    await hub.settled();
+    await eventually(
+      async () => (await hub.db.pushSend.count({ where: { state: { in: ["pending", "sending"] } } })) === 0,
+      "the send to settle",
+    );
+    expect(webPush.notificationsFor(subscription.endpoint)).toHaveLength(1);
+  });
+});
+
 describe("push configuration", () => {
   const dataDir = () => mkdtempSync(path.join(tmpdir(), "hub-push-config-"));
 
