@@ -446,6 +446,14 @@ describe("push notifications", () => {
     expect(again.body.device.id).toBe(first.body.device.id);
     expect(await hub.db.pushDevice.count({ where: { address: token } })).toBe(1);
 
+    // Ten devices at most per conversation: an eleventh forgets the one registered longest ago.
+    const more = Array.from({ length: 10 }, () => fcm.device());
+    for (const next of more) {
+      expect((await post("/widget/devices", { platform: "ios", token: next }, bearer(web.token))).status).toBe(201);
+    }
+    const kept = await hub.db.pushDevice.findMany({ where: { conversationId: web.conversationId } });
+    expect(kept.map((device) => device.address).sort()).toEqual([...more].sort());
+
     // A browser on another site asks first whether it may send the token.
     const preflight = await fetch(`${hub.url}/widget/devices`, {
       method: "OPTIONS",

@@ -6,7 +6,7 @@ import type { Sql } from "../db/sql.js";
 
 export type PushPlatform = "web" | "ios" | "android" | "flutter";
 
-/** Devices kept per conversation; registering one more drops the one registered longest ago. */
+/** Devices kept per conversation; registering one more forgets the one registered longest ago. */
 export const MAX_DEVICES_PER_CONVERSATION = 10;
 
 export interface DeviceRegistration {
@@ -39,13 +39,11 @@ export function pushDevices(sql: Sql, now: () => Date) {
         ],
       );
       if (!row) return undefined;
-      // A visitor cannot make one result fan out to an unbounded number of pushes.
+      // A visitor can make neither one result fan out to many pushes nor the table grow without bound.
       await sql.query(
-        `UPDATE "PushDevice" SET "droppedAt" = $3, "updatedAt" = $3
-         WHERE "conversationId" = $1::uuid AND "droppedAt" IS NULL AND id NOT IN (
-           SELECT id FROM "PushDevice" WHERE "conversationId" = $1::uuid AND "droppedAt" IS NULL
-           ORDER BY "updatedAt" DESC, id LIMIT $2)`,
-        [device.conversationId, MAX_DEVICES_PER_CONVERSATION, at],
+        `DELETE FROM "PushDevice" WHERE "conversationId" = $1::uuid AND id NOT IN (
+           SELECT id FROM "PushDevice" WHERE "conversationId" = $1::uuid ORDER BY "updatedAt" DESC, id LIMIT $2)`,
+        [device.conversationId, MAX_DEVICES_PER_CONVERSATION],
       );
       return row;
     },

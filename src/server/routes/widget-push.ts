@@ -36,8 +36,8 @@ const subscriptionBody = z.object({
 
 const deviceBody = z.object({
   platform: z.enum(["ios", "android", "flutter"]),
-  // FCM registration tokens: printable ASCII, no spaces.
-  token: z.string().regex(/^[\x21-\x7e]{1,4096}$/, "must be an FCM registration token"),
+  // FCM registration tokens: printable ASCII, no spaces (a few hundred characters; 1024 keeps it indexable).
+  token: z.string().regex(/^[\x21-\x7e]{1,1024}$/, "must be an FCM registration token"),
 });
 
 function conversationOf(ctx: HubContext, req: Request): string {
