@@ -5,6 +5,7 @@ import path from "node:path";
 import { z } from "zod";
 import { metaAccounts, type MetaAccount } from "./channels/meta/meta-accounts.js";
 import { whatsappTemplateSchema, type WhatsappTemplate } from "./tools/tool-file.js";
+import { pushConfig, pushEnvShape, type PushConfig } from "./push/push-config.js";
 
 const optional = z
   .string()
@@ -79,6 +80,8 @@ const envSchema = z.object({
   GRAPH_API_URL: z.url().default("https://graph.facebook.com"),
   IG_GRAPH_API_URL: z.url().default("https://graph.instagram.com"),
   GRAPH_API_VERSION: z.string().default("v21.0"),
+  // Push notifications: VAPID_*, WEB_PUSH_ENDPOINTS, FCM_*, PUSH_* (src/push/push-config.ts).
+  ...pushEnvShape,
 });
 
 export type Env = z.input<typeof envSchema>;
@@ -145,6 +148,8 @@ export interface Config {
     waMps: number;
     statusWaitMs: number;
   };
+  /** Web Push and FCM notifications for widget conversations whose results wait with the chat closed. */
+  push: PushConfig;
 }
 
 export interface ConfigWarning {
@@ -279,6 +284,12 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   const dataDir = path.resolve(env.DATA_DIR);
   const { secrets, generated } = resolveSecrets(env, dataDir);
   const publicUrl = (env.PUBLIC_URL ?? `http://${publicHost(env.HOST)}:${env.PORT}`).replace(/\/+$/, "");
+  let push: PushConfig;
+  try {
+    push = pushConfig(env, { dataDir, production, publicUrl });
+  } catch (error) {
+    throw new ConfigError([(error as Error).message]);
+  }
   return {
     production,
     host: env.HOST,
@@ -324,6 +335,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       waMps: env.WA_MPS,
       statusWaitMs: env.META_STATUS_WAIT_MS,
     },
+    push,
   };
 }
 

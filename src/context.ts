@@ -16,6 +16,7 @@ import type { JobWaiters } from "./jobs/job-waiters.js";
 import type { Queues } from "./queues.js";
 import type { Metrics } from "./metrics.js";
 import type { Realtime } from "./realtime.js";
+import type { Push } from "./push/push.js";
 import type { ToolRegistry } from "./tools/load-tools.js";
 
 export interface HubContext {
@@ -46,6 +47,8 @@ export interface HubContext {
   agent: AgentPort;
   channels: Record<Channel, ChannelAdapter>;
   limits: VisitorLimits;
+  /** Push notifications to the devices of widget conversations whose results wait unseen. */
+  push: Push;
   /** `$env.NAME` lookup for tool files. */
   env: (name: string) => string | undefined;
   /** The hub's public base URL (known once the server listens when PUBLIC_URL is not set). */

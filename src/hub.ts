@@ -22,6 +22,8 @@ import { attachConsoleNamespace } from "./server/sockets/console-namespace.js";
 import { attachWidgetNamespace, forwardJobsToWidgets } from "./server/sockets/widget-namespace.js";
 import { startSweeper } from "./workers/sweeper.js";
 import { startTurnWorker, turnRunner } from "./workers/turn-worker.js";
+import { startPushWorker } from "./workers/push-worker.js";
+import { createPush } from "./push/push.js";
 import { startJobWorkers, type Workers } from "./jobs/job-workers.js";
 import { createLogger, type Logger } from "./logger.js";
 import { errorKey, throttledLog } from "./log-throttle.js";
@@ -135,6 +137,7 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
         }),
     channels: { web: widget, ios: widget, android: widget, flutter: widget, ...metaChannels(config, queues) },
     limits: visitorLimits(queues.redis, queues.prefix, config.limits),
+    push: createPush(config.push, database.sql, queues.pushes, now),
     // `$env.HUB_URL` defaults to the hub's own address, where the demo tool's backend lives, and
     // `$env.DEMO_BACKEND_KEY` to the key that backend asks for.
     env: (name) => env[name] ?? (name === "HUB_URL" ? publicUrl : name === "DEMO_BACKEND_KEY" ? demoKey : undefined),
@@ -172,11 +175,13 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
   let workers: Workers | undefined;
   let turnWorker: Worker | undefined;
   let webhookWorker: Worker | undefined;
+  let pushWorker: Worker | undefined;
   let sweeper: { stop(): Promise<void> } | undefined;
   if (config.role !== "web") {
     workers = await startJobWorkers(ctx);
     turnWorker = startTurnWorker(ctx);
     webhookWorker = startWebhookWorker(ctx);
+    pushWorker = startPushWorker(ctx);
     sweeper = startSweeper(ctx);
   }
   log.info(
@@ -188,6 +193,10 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
       agent: config.agent ? "http" : "built-in composer",
       meta_accounts: config.meta.accounts.map((account) => `${account.channel}:${account.id}`),
       meta_webhooks: config.meta.appSecret ? "on" : "off (META_APP_SECRET)",
+      web_push: config.push.webPush ? "on" : "off (VAPID_PUBLIC_KEY, VAPID_PRIVATE_KEY)",
+      fcm: config.push.fcm
+        ? `on (project ${config.push.fcm.account.projectId})`
+        : "off (FCM_SERVICE_ACCOUNT or GOOGLE_APPLICATION_CREDENTIALS)",
       url,
     },
     "hub started",
@@ -210,7 +219,7 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
         await boundedWait(closed, DRAIN_HTTP_MS, () => server!.closeAllConnections());
       }
       await sweeper?.stop();
-      const queueWorkers = [workers, turnWorker, webhookWorker];
+      const queueWorkers = [workers, turnWorker, webhookWorker, pushWorker];
       await boundedWait(
         Promise.all(queueWorkers.map((worker) => worker?.close())),
         DRAIN_WORK_MS,

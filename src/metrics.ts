@@ -45,6 +45,12 @@ export function createMetrics() {
       "Meta statuses for a message the hub never sent (after a short wait for its send to be recorded)",
       ["channel"],
     ),
+    pushSends: counter(
+      "hub_push_sends_total",
+      "Push notification tries by service and outcome (sent, gone, retry, failed, skipped)",
+      ["service", "outcome"],
+    ),
+    pushRegistrations: counter("hub_push_registrations_total", "Push devices registered, by platform", ["platform"]),
   };
 }
 

@@ -1,6 +1,7 @@
 // BullMQ queues on one Redis. Queues carry ids only; workers re-read state from the database.
 import { Queue, type ConnectionOptions } from "bullmq";
 import type { TurnData } from "./delivery/turn-schedule.js";
+import type { PushJob } from "./push/push.js";
 import { Redis } from "ioredis";
 import { redisStartError, StartUpError } from "./start-up-errors.js";
 
@@ -8,6 +9,7 @@ export const QUEUE_NAMES = {
   cancels: "cancel-requests",
   turns: "turns",
   webhooks: "meta-webhooks",
+  pushes: "push-notifications",
 } as const;
 
 export type QueueName = keyof typeof QUEUE_NAMES;
@@ -18,6 +20,7 @@ export interface Queues {
   cancels: Queue;
   turns: Queue<TurnData>;
   webhooks: Queue;
+  pushes: Queue<PushJob>;
   /** A fresh connection for a Worker (BullMQ workers block, so each needs its own). */
   workerConnection(): ConnectionOptions;
   isReady(): boolean;
@@ -64,12 +67,14 @@ export async function openQueues(url: string, prefix: string): Promise<Queues> {
   const cancels = make(QUEUE_NAMES.cancels);
   const turns = make<TurnData>(QUEUE_NAMES.turns);
   const webhooks = make(QUEUE_NAMES.webhooks);
+  const pushes = make<PushJob>(QUEUE_NAMES.pushes);
   return {
     redis,
     prefix,
     cancels,
     turns,
     webhooks,
+    pushes,
     workerConnection() {
       const connection = new Redis(url, redisOptions());
       connection.on("error", () => {});
@@ -78,7 +83,7 @@ export async function openQueues(url: string, prefix: string): Promise<Queues> {
     },
     isReady: () => redis.status === "ready",
     async close() {
-      await Promise.all([cancels.close(), turns.close(), webhooks.close()]);
+      await Promise.all([cancels.close(), turns.close(), webhooks.close(), pushes.close()]);
       await Promise.all(connections.map((connection) => connection.quit().catch(() => connection.disconnect())));
     },
   };

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CONSOLE_API_KEY, HUB_API_KEY, TestHub } from "./support/test-hub.js";
 import { startToolBackend, type ToolBackend } from "./support/tool-backend.js";
 import { matchTherapists } from "./support/tool-files.js";
+import { openSession } from "./support/widget-client.js";
 
 const APP_SECRET = "meta-app-secret-for-fuzz";
 const RUNS = Number(process.env.FUZZ_RUNS ?? 60);
@@ -68,6 +69,7 @@ describe("fuzzing every JSON endpoint", () => {
     });
     jobId = started.body.job.id;
     callbackPath = new URL(backend.job(jobId).callbackUrl).pathname;
+    visitor.Authorization = `Bearer ${(await openSession(hub.url)).token}`;
   });
   afterAll(async () => {
     await hub?.stop();
@@ -91,6 +93,8 @@ describe("fuzzing every JSON endpoint", () => {
 
   const agent = { Authorization: `Bearer ${HUB_API_KEY}` };
   const human = { Authorization: `Bearer ${CONSOLE_API_KEY}` };
+  /** A widget session's token, once the hub runs. */
+  const visitor: Record<string, string> = {};
   const endpoints: { name: string; method: string; path: () => string; keys: string[]; headers?: object }[] = [
     {
       name: "create conversation",
@@ -136,6 +140,20 @@ describe("fuzzing every JSON endpoint", () => {
       headers: human,
     },
     { name: "widget session", method: "POST", path: () => "/widget/sessions", keys: ["channel", "visitorId", "name"] },
+    {
+      name: "web push subscription",
+      method: "POST",
+      path: () => "/widget/push-subscriptions",
+      keys: ["subscription", "url"],
+      headers: visitor,
+    },
+    {
+      name: "push device",
+      method: "POST",
+      path: () => "/widget/devices",
+      keys: ["platform", "token"],
+      headers: visitor,
+    },
     {
       name: "callback",
       method: "POST",

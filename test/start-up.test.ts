@@ -46,7 +46,13 @@ describe("starting the hub", () => {
     const ready = await fetch(`http://127.0.0.1:${port}/readyz`);
     expect(await ready.json()).toEqual({ ok: true, database: true, redis: true });
     const secrets = JSON.parse(readFileSync(path.join(cwd, "data/secrets.json"), "utf8")) as Record<string, string>;
-    expect(Object.keys(secrets).sort()).toEqual(["callbackSecret", "consoleApiKey", "hubApiKey"]);
+    expect(Object.keys(secrets).sort()).toEqual([
+      "callbackSecret",
+      "consoleApiKey",
+      "hubApiKey",
+      "vapidPrivateKey",
+      "vapidPublicKey",
+    ]);
     expect(first.output().stdout).toContain(secrets.hubApiKey);
     expect(existsSync(path.join(cwd, "data/pglite"))).toBe(true);
     const created = await fetch(`http://127.0.0.1:${port}/v1/conversations`, {
@@ -66,6 +72,9 @@ describe("starting the hub", () => {
       body: JSON.stringify({ channel: "web", contact: "first-visitor" }),
     });
     expect(again.status).toBe(200); // the same conversation, from the kept database, with the kept key
+    // Browsers' subscriptions were made against the kept VAPID key.
+    const key = await fetch(`http://127.0.0.1:${port}/widget/push-key`);
+    expect(await key.json()).toEqual({ publicKey: secrets.vapidPublicKey });
     second.child.kill("SIGTERM");
     expect(await second.exited).toBe(0);
   }, 120_000); // two cold starts of the embedded database

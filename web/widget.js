@@ -2,11 +2,11 @@
 //
 //   <script src="https://your-hub.example/widget.js" async></script>
 //
-// `data-hub` names the hub when this file is served from elsewhere (default: the script's own origin);
-// `data-title` names the panel. The widget keeps its session (visitor id, conversation id, token), a copy of
-// the transcript, the newest message id and the messages not yet acknowledged in localStorage, so a reload or
-// a returning visitor continues the same conversation and asks the hub only for what is new. The protocol is
-// described in docs/widget-protocol.md.
+// `data-hub` is optional (the hub's origin; default: the script's own origin); `data-title` names the panel;
+// `data-service-worker` names the site's own service worker for notifications (see web/widget-sw.js). The widget keeps
+// its session (visitor id, conversation id, token), a copy of the transcript, the newest message id and the
+// messages not yet acknowledged in localStorage, so a reload or a returning visitor continues the same
+// conversation and asks the hub only for what is new. The protocol is described in docs/widget-protocol.md.
 (function () {
   "use strict";
   if (window.ChatDeliveryHubWidget) return;
@@ -478,9 +478,17 @@
       addMessage(message);
       if (typeof ack === "function") ack({ ok: true });
       markRead();
+      if (message && message.jobId) offerNotifications();
     });
-    socket.on("progress", showProgress);
-    socket.on("job", jobChanged);
+    socket.on("progress", (update) => {
+      showProgress(update);
+      offerNotifications();
+    });
+    socket.on("job", (job) => {
+      jobChanged(job);
+      // A slow job has started: the moment to offer to tell the person when it is done.
+      if (job && job.status === "running") offerNotifications();
+    });
     socket.on("typing", (payload) => typed(Boolean(payload && payload.typing)));
     socket.on("disconnect", (reason) => {
       inFlight.clear();
@@ -564,6 +572,47 @@
       if (!err && answer && answer.ok) lastRead = upTo;
       else if (err) markRead();
     });
+  }
+
+  // ---------------------------------------------------------------- notifications (web/widget-push.js)
+
+  let notificationsOffered = false;
+
+  // Offered once a slow job is under way, never on load; the offer itself lives in widget-push.js.
+  function offerNotifications() {
+    const worker = serviceWorkerUrl();
+    if (notificationsOffered || !worker || !("PushManager" in window)) return;
+    notificationsOffered = true;
+    const tag = el("script", { src: `${hub}/widget-push.js` });
+    tag.addEventListener("load", () => {
+      const push = window.ChatDeliveryHubPush;
+      if (!push) return;
+      push
+        .offer({
+          hub,
+          worker,
+          token: () => session.token,
+          store: STORE,
+          container: ui.panel.querySelector(".cdh-activity"),
+        })
+        .catch((error) => console.error("chat-delivery-hub widget: notifications:", error));
+    });
+    document.head.appendChild(tag);
+  }
+
+  // A service worker must come from the page's origin: the hub's own /widget-sw.js on pages the hub serves,
+  // or the one the embedding site names with data-service-worker. Without one, no notifications are offered.
+  function serviceWorkerUrl() {
+    if (!("serviceWorker" in navigator)) return undefined;
+    try {
+      if (script && script.dataset.serviceWorker) {
+        const url = new URL(script.dataset.serviceWorker, location.href);
+        return url.origin === location.origin ? url.href : undefined;
+      }
+    } catch {
+      return undefined;
+    }
+    return hub === location.origin ? `${hub}/widget-sw.js` : undefined;
   }
 
   // ---------------------------------------------------------------- public API

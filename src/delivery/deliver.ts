@@ -3,6 +3,7 @@
 // the message and on the inputs it answers). A decision that depends on the conversation (hold, wait for
 // the person) is recorded only if the conversation has not changed meanwhile; otherwise it is routed again.
 import type { HubContext } from "../context.js";
+import { errorKey } from "../log-throttle.js";
 import type { SendOutcome, TemplateMessage, TemplateOutcome } from "./channel-port.js";
 import type { Recorded } from "./delivery-state.js";
 import { renderTemplate } from "./template.js";
@@ -95,6 +96,18 @@ export async function deliver(ctx: HubContext, start: ConversationRow, message: 
       continue;
     }
     const decidedMessage = outcome === "stale" ? message : outcome.message;
+    if (outcome !== "stale" && outcome.pushesOwed > 0) {
+      // Owed in the decision's commit; a failure to ask now is repaired by the sweep.
+      await ctx.push
+        .request(message.id)
+        .catch((error: unknown) =>
+          ctx.warnRepeated(
+            `push:${errorKey(error)}`,
+            { err: error, message_id: message.id },
+            "push not queued; the sweep will",
+          ),
+        );
+    }
     ctx.log.info(
       {
         conversation_id: conversation.id,

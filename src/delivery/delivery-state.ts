@@ -163,7 +163,7 @@ export function deliveryState(sql: Sql, changes: Changes, now: () => Date) {
       message: Pick<MessageRow, "id" | "conversationId">,
       recorded: Recorded,
       guard?: DecisionGuard,
-    ): Promise<{ message: MessageRow } | "stale"> {
+    ): Promise<{ message: MessageRow; pushesOwed: number } | "stale"> {
       const at = now();
       if (recorded.externalId) {
         // A channel may echo a send before its answer is back: the echo was recorded under the same id.
@@ -178,7 +178,7 @@ export function deliveryState(sql: Sql, changes: Changes, now: () => Date) {
         ? `SELECT id FROM "Conversation" WHERE id = $1::uuid AND control = $8
              AND "lastInboundAt" IS NOT DISTINCT FROM $9::timestamp FOR UPDATE`
         : `SELECT $1::uuid AS id WHERE $8::text IS NULL AND $9::timestamp IS NULL`;
-      const [row] = await sql.query<{ message: Record<string, unknown> | null; entries: JsonRows }>(
+      const [row] = await sql.query<{ message: Record<string, unknown> | null; entries: JsonRows; pushes: number }>(
         `WITH guard AS (${guarded}),
          msg AS (
            UPDATE "Message" SET status = CASE WHEN status = 'read' THEN status ELSE $3 END, decision = $4,
@@ -192,9 +192,19 @@ export function deliveryState(sql: Sql, changes: Changes, now: () => Date) {
            UPDATE "Message" SET status = (SELECT status FROM msg), decision = $4, "statusReason" = 'answered by ' || $2,
              "updatedAt" = $7
            WHERE id IN (SELECT "messageId" FROM answered) AND status IN ('pending', 'held', 'awaiting_reply')
-           RETURNING *)
+           RETURNING *),
+         -- A result or failure left stored (nobody has the chat open) is owed one push per registered device,
+         -- in this same commit; src/push/push-sends.ts sends it at most once.
+         owed AS (
+           INSERT INTO "PushSend" (id, "messageId", "deviceId", "nextAttemptAt", "createdAt", "updatedAt")
+           SELECT gen_random_uuid(), msg.id, d.id, $7, $7, $7
+           FROM msg JOIN "PushDevice" d ON d."conversationId" = msg."conversationId" AND d."droppedAt" IS NULL
+           WHERE msg.status = 'stored' AND EXISTS (
+             SELECT 1 FROM "TurnInput" t WHERE t."replyId" = msg.id AND t.kind IN ('tool_result', 'tool_failed'))
+           ON CONFLICT ("messageId", "deviceId") DO NOTHING RETURNING id)
          SELECT (SELECT row_to_json(msg) FROM msg) AS message,
-                (SELECT coalesce(json_agg(entries), '[]') FROM entries) AS entries`,
+                (SELECT coalesce(json_agg(entries), '[]') FROM entries) AS entries,
+                (SELECT count(*) FROM owed)::int AS pushes`,
         [
           message.conversationId,
           message.id,
@@ -210,7 +220,7 @@ export function deliveryState(sql: Sql, changes: Changes, now: () => Date) {
       if (!row?.message) return "stale";
       const updated = messageFromJson(row.message);
       publish(message.conversationId, [updated, ...messages(row.entries)]);
-      return { message: updated };
+      return { message: updated, pushesOwed: row.pushes };
     },
 
     /** Meta answered "outside the window" (131047): its word outranks our clock until the person writes. */

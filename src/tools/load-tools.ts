@@ -144,6 +144,7 @@ export function parseToolFile(
         timeoutMs: "ms" in timeout ? timeout.ms : DEFAULT_TIMEOUT_MS,
         cancel: asyncSpec.cancel,
         template: asyncSpec.whatsapp_template,
+        notifyText: asyncSpec.notify_text,
       },
       request: spec.request,
       respond: spec.respond?.data ?? {},

@@ -52,6 +52,8 @@ const asyncSchema = z.preprocess(
       }),
     cancel: z.strictObject({ method: httpMethod, path: urlPath.pipe(z.string().min(1)) }).optional(),
     whatsapp_template: whatsappTemplateSchema.optional(),
+    // What a push notification says when the result waits with the chat closed (never the result itself).
+    notify_text: z.string().trim().min(1).max(200).optional(),
   }),
 );
 
@@ -88,6 +90,8 @@ export interface Tool {
         timeoutMs: number;
         cancel: { method: string; path: string } | undefined;
         template: WhatsappTemplate | undefined;
+        /** The push notification's text for a result of this tool (`async.notify_text`). */
+        notifyText: string | undefined;
       }
     | undefined;
   request: ToolFile["request"];

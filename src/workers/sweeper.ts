@@ -1,10 +1,11 @@
 // A periodic safety net: whatever a crash or a Redis outage left between a commit and its queue job is put
 // back — a conversation whose inputs or outgoing messages wait with no turn to take them, a webhook
-// delivery never processed, a cancel request still owed.
+// delivery never processed, a cancel request still owed, a push notification owed.
 import type { HubContext } from "../context.js";
 import { sweepWebhooks } from "../channels/meta/meta-webhooks.js";
 import { resendOwedCancelRequests } from "../jobs/cancel-requests.js";
 import { errorKey } from "../log-throttle.js";
+import { sweepPushes } from "../push/send-pushes.js";
 
 /**
  * Inputs or outgoing messages untouched this long may have lost their turn (its process died: its lease
@@ -19,11 +20,14 @@ async function requestLostTurns(ctx: HubContext): Promise<number> {
   return waiting.length;
 }
 
-export async function sweepOnce(ctx: HubContext): Promise<{ turns: number; webhooks: number; cancels: number }> {
+export async function sweepOnce(
+  ctx: HubContext,
+): Promise<{ turns: number; webhooks: number; cancels: number; pushes: number }> {
   const turns = await requestLostTurns(ctx);
   const webhooks = await sweepWebhooks(ctx);
   const cancels = await resendOwedCancelRequests(ctx);
-  return { turns, webhooks, cancels };
+  const pushes = await sweepPushes(ctx);
+  return { turns, webhooks, cancels, pushes };
 }
 
 export function startSweeper(ctx: HubContext): { stop(): Promise<void> } {

@@ -10,6 +10,7 @@ import { WIDGET_CHANNELS } from "../../delivery/channel-port.js";
 import { HubError, rateLimited } from "../../errors.js";
 import { parseInput } from "../validate.js";
 import { serveWidgetSocketClient } from "./widget-socket-client.js";
+import { widgetPushRoutes } from "./widget-push.js";
 
 export const WIDGET_ACCOUNT = "widget";
 
@@ -29,8 +30,8 @@ export function widgetRoutes(ctx: HubContext): Router {
   router.use((req, res, next) => {
     res.set({
       "Access-Control-Allow-Origin": "*",
-      "Access-Control-Allow-Methods": "POST, OPTIONS",
-      "Access-Control-Allow-Headers": "Content-Type",
+      "Access-Control-Allow-Methods": "GET, POST, OPTIONS",
+      "Access-Control-Allow-Headers": "Content-Type, Authorization",
       "Access-Control-Max-Age": "600",
     });
     if (req.method === "OPTIONS") return void res.status(204).end();
@@ -61,5 +62,6 @@ export function widgetRoutes(ctx: HubContext): Router {
       token: createWidgetToken(secret, conversation.id, visitorId),
     });
   });
+  router.use(widgetPushRoutes(ctx));
   return router;
 }
