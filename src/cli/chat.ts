@@ -159,7 +159,8 @@ export async function chat(config: Config, options: ChatOptions, print: Print): 
       if (message.role === "user") return;
       const who =
         message.kind === "notice" ? "notice" : message.role === "human" ? (message.senderName ?? "team") : "agent";
-      print(`${who}: ${message.text}`);
+      // Continuation lines indented, so every line that starts at the margin starts a message.
+      print(`${who}: ${message.text.replace(/\n/g, "\n  ")}`);
       if (message.kind === "notice") return;
       awaitingReply = false;
       // The reply that gives a job's result names the job; one that answers several names none.

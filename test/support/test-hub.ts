@@ -12,6 +12,7 @@ import { clearRedisPrefix, createDatabase, eventually, queuePrefix, REDIS_URL } 
 
 export const HUB_API_KEY = "hub-key-for-tests";
 export const CONSOLE_API_KEY = "console-key-for-tests";
+export const CALLBACK_SECRET = "callback-secret-for-tests";
 
 /** One request to a hub's JSON API with a Bearer key; the answer's status and parsed body. */
 export async function apiCall(
@@ -62,7 +63,7 @@ export async function testHubEnv(
     LOG_LEVEL: "info",
     HUB_API_KEY,
     CONSOLE_API_KEY,
-    CALLBACK_SECRET: "callback-secret-for-tests",
+    CALLBACK_SECRET,
     TOOL_START_TIMEOUT_MS: "1500",
     CANCEL_RETRY_BASE_MS: "100",
     CANCEL_RETRY_MAX_MS: "400",
