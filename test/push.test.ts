@@ -570,9 +570,9 @@ describe("push configuration", () => {
     const production = loadConfig({
       DATA_DIR: dataDir(),
       NODE_ENV: "production",
-      HUB_API_KEY: "k",
-      CONSOLE_API_KEY: "c",
-      CALLBACK_SECRET: "s",
+      HUB_API_KEY: "k".repeat(32),
+      CONSOLE_API_KEY: "c".repeat(32),
+      CALLBACK_SECRET: "s".repeat(32),
     });
     expect(production.push.webPush).toBeUndefined();
   });
