@@ -93,6 +93,8 @@ export function parseToolFile(
         timeoutMs: "ms" in timeout ? timeout.ms : DEFAULT_TIMEOUT_MS,
         cancel: asyncSpec.cancel,
         template: asyncSpec.whatsapp_template,
+        rerunTimes: asyncSpec.rerun?.times ?? 0,
+        deliverWithinMs: asyncSpec.deliver_within,
       },
       request: spec.request,
       respond: spec.respond?.data ?? {},
