@@ -90,9 +90,9 @@ describe("running a lost job again", () => {
   const rerunOf = (id: string) =>
     eventually(async () => {
       const lost = await job(id);
-      return lost.rerunAs && backend.starts.some((start) => start.headers.jobId === lost.rerunAs) && lost.rerunAs;
+      return lost.rerunAs && backend.starts.some((call) => call.headers.jobId === lost.rerunAs) && lost.rerunAs;
     }, `the re-run of ${id}`);
-  const startsOf = (topic: string) => backend.starts.filter((start) => start.body.topic === topic);
+  const startsOf = (topic: string) => backend.starts.filter((call) => call.body.topic === topic);
   const textsOf = (client: WidgetClient) => client.agentMessages().map((message) => message.text);
 
   it("a lost job is started again with the same arguments and toolCallId, a new job id and callback URL; its result reaches the widget once and the agent learns it ran again", async () => {
@@ -228,7 +228,7 @@ describe("running a lost job again", () => {
     expect(startsOf("crash before the call")).toHaveLength(1);
     await Promise.all([sweepOnce(hub.ctx), sweepOnce(hub.ctx)]);
     await sweepOnce(hub.ctx);
-    expect(backend.starts.filter((start) => start.headers.jobId === next)).toHaveLength(1);
+    expect(backend.starts.filter((call) => call.headers.jobId === next)).toHaveLength(1);
     expect(await hub.db.job.findUniqueOrThrow({ where: { id: next } })).toMatchObject({
       startRequest: "sent",
       acceptMessage: expect.any(String),
@@ -247,7 +247,7 @@ describe("running a lost job again", () => {
     });
     expect(await claimStart(hub.ctx.sql, claimed!.next.id, new Date())).toBeDefined();
     await sweepOnce(hub.ctx);
-    expect(backend.starts.filter((start) => start.headers.jobId === claimed!.next.id)).toEqual([]);
+    expect(backend.starts.filter((call) => call.headers.jobId === claimed!.next.id)).toEqual([]);
     await hub.db.job.update({ where: { id: claimed!.next.id }, data: { timeoutAt: new Date(Date.now() - 1000) } });
     await eventually(
       async () => (await hub.db.job.findUniqueOrThrow({ where: { id: claimed!.next.id } })).status === "timed_out",
