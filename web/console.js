@@ -550,6 +550,9 @@
       el("div", { class: "row" }, [
         el("span", { class: "job-tool", text: tool }),
         chip(job.status.replace(/_/g, " "), statusKind(job.status)),
+        // A lost job ran again: which attempt this is, and which one replaced it.
+        job.attempt > 1 ? chip(`attempt ${job.attempt}`, "plain", `a re-run of job ${job.rerunOf}`) : null,
+        job.rerunAs ? chip("ran again", "warn", `as job ${job.rerunAs}`) : null,
       ]),
       el("div", { class: "job-detail", text: detail, title: detail }),
       el("div", {

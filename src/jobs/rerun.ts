@@ -23,6 +23,13 @@ import { failureReason, messageOf } from "./start-tool-call.js";
 /** A start call owed this long was left by a process that died between its commit and its claim. */
 const OWED_MS = 3_000;
 
+/** 2s, 10m, 8h: a timeout as a tool file writes it. */
+function shortDuration(ms: number): string {
+  if (ms % 3_600_000 === 0) return `${ms / 3_600_000}h`;
+  if (ms % 60_000 === 0) return `${ms / 60_000}m`;
+  return `${Math.round(ms / 1000)}s`;
+}
+
 /** Whether a job that ended without a result may run again: its tool asks for it and attempts remain. */
 export function mayRunAgain(tool: Tool | undefined, job: Pick<JobRow, "attempt">): boolean {
   return tool?.async !== undefined && job.attempt <= tool.async.rerunTimes;
@@ -39,7 +46,7 @@ export async function runAgain(
     jobId: job.id,
     reason: "timeout",
     cancelRequest: tool.async?.cancel ? "pending" : "not_declared",
-    text: `No result within ${timeoutMs / 1000}s: ran again (attempt ${job.attempt + 1} of ${tool.async!.rerunTimes + 1}).`,
+    text: `No result within ${shortDuration(timeoutMs)}: ran again (attempt ${job.attempt + 1} of ${tool.async!.rerunTimes + 1}).`,
     timeoutMs,
     at: ctx.now(),
   });
