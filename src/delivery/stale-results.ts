@@ -56,6 +56,7 @@ export async function setAsideStale<T extends TurnInputRow>(
 /** The sweep's part: expires what is past its `deliver_within` anywhere, and asks for the turns now owed. */
 export async function expireStaleResults(ctx: HubContext): Promise<number> {
   const notices = await ctx.delivery.expireInputs({ reason: "deliver_within" });
+  if (notices.length > 0) ctx.log.info({ expired: notices.length }, "stale results expired by the sweep");
   const owed = new Set(notices.filter((notice) => notice.state === "pending").map((notice) => notice.conversationId));
   for (const conversationId of owed) {
     await ctx.turns
