@@ -51,17 +51,18 @@ const messages = (rows: unknown): MessageRow[] => ((rows ?? []) as JsonRows).map
 /**
  * The `tool_expired` inputs that take the place of expired results, written by the statement that expires
  * them (`expired` is its CTE of expired inputs, with `was`, their state before): the job's identity, when the
- * result arrived, what it was, and why it expired. `$notice` is the notice's state, or null for the state the
- * result was in (so a held result's notice is held, a waiting one waits).
+ * result arrived, what it was, and why it expired. The arguments name the statement's parameters: the reason,
+ * the notice's state (null: the state the result was in, so a held result's notice is held, a waiting one
+ * waits) and the time.
  */
-const EXPIRY_NOTICES = `notices AS (
+const expiryNotices = (reason: string, notice: string, at: string) => `notices AS (
      INSERT INTO "TurnInput" (id, "conversationId", key, kind, "jobId", "messageId", payload, state, "createdAt",
        "updatedAt")
      SELECT gen_random_uuid(), e."conversationId", 'expired:' || e.id, 'tool_expired', e."jobId", e."messageId",
        (e.payload - 'result' - 'reason' - 'message') || jsonb_build_object(
          'arrivedAt', to_char(e."createdAt", 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-         'outcome', CASE e.kind WHEN 'tool_result' THEN 'succeeded' ELSE 'failed' END, 'reason', $reason::text),
-       coalesce($notice::text, e.was), $at, $at
+         'outcome', CASE e.kind WHEN 'tool_result' THEN 'succeeded' ELSE 'failed' END, 'reason', ${reason}::text),
+       coalesce(${notice}::text, e.was), ${at}, ${at}
      FROM expired e ORDER BY e.seq ON CONFLICT (key) DO NOTHING RETURNING *)`;
 
 export function deliveryState(sql: Sql, changes: Changes, now: () => Date) {
@@ -158,7 +159,7 @@ export function deliveryState(sql: Sql, changes: Changes, now: () => Date) {
          entries AS (
            UPDATE "Message" SET status = 'expired', decision = 'expired', "statusReason" = $5, "updatedAt" = $3
            WHERE id IN (SELECT "messageId" FROM expired) RETURNING *),
-         ${EXPIRY_NOTICES.replaceAll("$reason", "$5").replaceAll("$notice", "$6").replaceAll("$at", "$3")}
+         ${expiryNotices("$5", "$6", "$3")}
          SELECT (SELECT coalesce(json_agg(entries), '[]') FROM entries) AS entries,
                 (SELECT coalesce(json_agg(notices ORDER BY notices.seq), '[]') FROM notices) AS notices`,
         [
@@ -217,7 +218,7 @@ export function deliveryState(sql: Sql, changes: Changes, now: () => Date) {
            UPDATE "Message" SET status = 'superseded', "statusReason" = 'conversation_closed', "updatedAt" = $2
            WHERE "conversationId" = $1::uuid AND role = 'agent' AND status IN ('pending', 'held', 'awaiting_reply')
              AND EXISTS (SELECT 1 FROM conv) RETURNING *),
-         ${EXPIRY_NOTICES.replaceAll("$reason", "$3").replaceAll("$notice", "$4").replaceAll("$at", "$2")}
+         ${expiryNotices("$3", "$4", "$2")}
          SELECT (SELECT row_to_json(conv) FROM conv) AS conversation,
                 (SELECT coalesce(json_agg(x), '[]') FROM (SELECT * FROM entries UNION ALL SELECT * FROM outgoing) x)
                   AS changed,
