@@ -424,11 +424,14 @@ describe("delivery state transitions", () => {
     const reply = await hub.db.message.create({
       data: { id: randomUUID(), conversationId: c.id, role: "agent", text: "held reply", status: "held" },
     });
+    // Answered by the reply the takeover held: not given either.
+    const answeredByHeld = await input(c.id, "answered", "tool_result");
+    await hub.db.turnInput.update({ where: { id: answeredByHeld.id }, data: { replyId: reply.id } });
     const answered = await input(c.id, "answered", "tool_result");
 
     const closed = await state.closeConversation(c.id);
     expect(closed).toMatchObject({ id: c.id, control: "agent", humanAgent: null, closedAt: at });
-    for (const expired of [held, waiting]) {
+    for (const expired of [held, waiting, answeredByHeld]) {
       expect(await inputState(expired.id)).toBe("expired");
       expect(await message(expired.messageId!)).toMatchObject({
         status: "expired",
@@ -440,6 +443,7 @@ describe("delivery state transitions", () => {
       [
         [`expired:${held.id}`, "awaiting_reply"],
         [`expired:${waiting.id}`, "awaiting_reply"],
+        [`expired:${answeredByHeld.id}`, "awaiting_reply"],
       ].sort(),
     );
     expect(await inputState(userInput.id)).toBe("awaiting_reply");
@@ -449,12 +453,22 @@ describe("delivery state transitions", () => {
     expect((await message(reply.id)).status).toBe("superseded");
     expect(await inputState(answered.id)).toBe("answered");
     expect(published).toHaveLength(1);
-    expect(changedIds().sort()).toEqual([held.messageId, waiting.messageId, progress.messageId, reply.id].sort());
+    expect(changedIds().sort()).toEqual(
+      [held.messageId, waiting.messageId, answeredByHeld.messageId, progress.messageId, reply.id].sort(),
+    );
 
     published.length = 0;
     expect(await state.closeConversation(c.id)).toBeUndefined();
     expect(published).toHaveLength(0);
-    expect(await hub.db.turnInput.count({ where: { conversationId: c.id, kind: "tool_expired" } })).toBe(2);
+    expect(await hub.db.turnInput.count({ where: { conversationId: c.id, kind: "tool_expired" } })).toBe(3);
+
+    // A routing of the superseded reply that was already under way cannot bring its inputs back.
+    await state.recordDecision(reply, {
+      status: "awaiting_reply",
+      decision: "awaiting_reply",
+      reason: "window_closed",
+    });
+    expect(await inputState(answeredByHeld.id)).toBe("expired");
   });
 
   it("commitInbound reopens a closed conversation and releases what waited for the person, the notices among them", async () => {

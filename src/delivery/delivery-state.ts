@@ -186,17 +186,22 @@ export function deliveryState(sql: Sql, changes: Changes, now: () => Date) {
      * reopens it). A human who had it lets go. Results and failures not given yet expire
      * (`conversation_closed`), their notices waiting for the person's return, as do the person's unanswered
      * messages and earlier notices; progress and a pending hand-back are dropped, and the agent's replies not
-     * yet sent are superseded. Undefined when it was closed already.
+     * yet sent are superseded — what they answered counts as not given. Undefined when it was closed already.
      */
     async closeConversation(conversationId: string): Promise<ConversationRow | undefined> {
       const [row] = await sql.query<{ conversation: Record<string, unknown> | null; changed: JsonRows }>(
         `WITH conv AS (
            UPDATE "Conversation" SET "closedAt" = $2, control = 'agent', "humanAgent" = NULL, "updatedAt" = $2
            WHERE id = $1::uuid AND "closedAt" IS NULL RETURNING *),
+         unsent AS (
+           SELECT id FROM "Message"
+           WHERE "conversationId" = $1::uuid AND role = 'agent' AND status IN ('pending', 'held', 'awaiting_reply')
+             AND EXISTS (SELECT 1 FROM conv) FOR UPDATE),
          live AS (
            SELECT t.id, t.kind, t.state AS was FROM "TurnInput" t
-           WHERE t."conversationId" = $1::uuid AND t.state IN ('pending', 'held', 'awaiting_reply')
-             AND EXISTS (SELECT 1 FROM conv) FOR UPDATE OF t),
+           WHERE t."conversationId" = $1::uuid AND EXISTS (SELECT 1 FROM conv)
+             AND (t.state IN ('pending', 'held', 'awaiting_reply') OR t."replyId" IN (SELECT id FROM unsent))
+           FOR UPDATE OF t),
          expired AS (
            UPDATE "TurnInput" t SET state = 'expired', decision = 'expired', reason = 'conversation_closed',
              "updatedAt" = $2
@@ -216,8 +221,7 @@ export function deliveryState(sql: Sql, changes: Changes, now: () => Date) {
            WHERE id IN (SELECT "messageId" FROM expired UNION ALL SELECT "messageId" FROM dropped) RETURNING *),
          outgoing AS (
            UPDATE "Message" SET status = 'superseded', "statusReason" = 'conversation_closed', "updatedAt" = $2
-           WHERE "conversationId" = $1::uuid AND role = 'agent' AND status IN ('pending', 'held', 'awaiting_reply')
-             AND EXISTS (SELECT 1 FROM conv) RETURNING *),
+           WHERE id IN (SELECT id FROM unsent) RETURNING *),
          ${expiryNotices("$3", "$4", "$2")}
          SELECT (SELECT row_to_json(conv) FROM conv) AS conversation,
                 (SELECT coalesce(json_agg(x), '[]') FROM (SELECT * FROM entries UNION ALL SELECT * FROM outgoing) x)
@@ -312,7 +316,7 @@ export function deliveryState(sql: Sql, changes: Changes, now: () => Date) {
            WHERE id = $2::uuid AND EXISTS (SELECT 1 FROM guard) RETURNING *),
          answered AS (
            UPDATE "TurnInput" SET decision = $4, reason = $5, "updatedAt" = $7,
-             state = CASE WHEN $3 = 'awaiting_reply' THEN 'awaiting_reply' ELSE state END
+             state = CASE WHEN $3 = 'awaiting_reply' AND state = 'answered' THEN 'awaiting_reply' ELSE state END
            WHERE "replyId" = $2::uuid AND EXISTS (SELECT 1 FROM msg) RETURNING "messageId"),
          entries AS (
            UPDATE "Message" SET status = (SELECT status FROM msg), decision = $4, "statusReason" = 'answered by ' || $2,
