@@ -5,6 +5,7 @@
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { TurnInput } from "../src/agent/agent-port.js";
+import { parseToolFile } from "../src/tools/load-tools.js";
 import { sweepOnce } from "../src/workers/sweeper.js";
 import { AGENT_SECRET, AgentRuntime } from "./support/agent-runtime.js";
 import { launchChromium } from "./support/browser.js";
@@ -341,5 +342,42 @@ describe("stale results", () => {
         .waitFor({ timeout: 30_000 });
       await page.close();
     });
+  });
+});
+
+describe("the deliver_within key of a tool file", () => {
+  const parse = (value: string) =>
+    parseToolFile(
+      "search",
+      "tools/search.yml",
+      matchTherapists.replace("  timeout: 10m\n", `  timeout: 10m\n  deliver_within: ${value}\n`),
+    );
+
+  it.each([
+    ["90s", 90_000],
+    ["10m", 600_000],
+    ["8h", 28_800_000],
+    ["7d", 7 * DAY],
+    ["90d", 90 * DAY],
+  ])("%s is %i ms", (value, ms) => {
+    const parsed = parse(value);
+    expect("tool" in parsed && parsed.tool.async?.deliverWithinMs).toBe(ms);
+  });
+
+  it("is off when absent", () => {
+    const parsed = parseToolFile("search", "tools/search.yml", matchTherapists);
+    expect("tool" in parsed && parsed.tool.async?.deliverWithinMs).toBeUndefined();
+  });
+
+  it.each([
+    ["91d", "longer than the 90d limit"],
+    ["0s", "longer than zero"],
+    ["a week", "is not a duration"],
+    ["7", "expected string"],
+  ])("%s is refused, naming async.deliver_within", (value, reason) => {
+    const parsed = parse(value);
+    expect("problems" in parsed && parsed.problems).toEqual([
+      expect.objectContaining({ key: "async.deliver_within", reason: expect.stringContaining(reason) }),
+    ]);
   });
 });
