@@ -91,6 +91,9 @@ export function startAgentRuntime(options: RuntimeOptions, port = 4000): Promise
       }
       case "tool_failed":
         return input.reason === "cancelled" ? [] : [`That didn't work out (${input.message}). Shall I try again?`];
+      case "tool_expired":
+        // Stale: the hub did not pass it on. Offer a fresh run rather than an old answer.
+        return [`What I found with ${input.tool} earlier is out of date now. Shall I look again?`];
       case "progress":
         return [input.text];
       case "handback":

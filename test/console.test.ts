@@ -303,6 +303,7 @@ describe("the human-agent console", () => {
       humanAgent: { id: "h1", name: "Marta" },
       window: { open: false, closesAt: expect.any(String) },
       lastInboundAt: expect.any(String),
+      closedAt: null,
       createdAt: expect.any(String),
       held: 1,
       // Timeline entries are counted: the result and the reply that answers it both wait.

@@ -34,10 +34,21 @@ describe("delivery state transitions", () => {
   }
 
   /** An input with its timeline entry, as a callback or the person's message commits it. */
-  async function input(conversationId: string, inputState = "pending", kind = "tool_result"): Promise<TurnInputRow> {
+  async function input(
+    conversationId: string,
+    inputState = "pending",
+    kind = "tool_result",
+    fields: { expiresAt?: Date; payload?: Record<string, string> } = {},
+  ): Promise<TurnInputRow> {
     const messageId = randomUUID();
     await hub.db.message.create({
-      data: { id: messageId, conversationId, role: "tool_result", text: "found", status: inputState },
+      data: {
+        id: messageId,
+        conversationId,
+        role: kind === "progress" ? "progress" : "tool_result",
+        text: "found",
+        status: inputState,
+      },
     });
     const row = await hub.db.turnInput.create({
       data: {
@@ -46,8 +57,9 @@ describe("delivery state transitions", () => {
         key: `test:${randomUUID()}`,
         kind,
         messageId,
-        payload: {},
+        payload: fields.payload ?? {},
         state: inputState,
+        expiresAt: fields.expiresAt ?? null,
       },
     });
     return { ...row, seq: row.seq } as unknown as TurnInputRow;
@@ -318,5 +330,156 @@ describe("delivery state transitions", () => {
     expect(await inputState(waiting.id)).toBe("failed");
     expect((await hub.db.conversation.findUniqueOrThrow({ where: { id: c.id } })).templateSentAt).toBeNull();
     expect(published).toHaveLength(1);
+  });
+
+  const past = new Date(at.getTime() - 60_000);
+  const future = new Date(at.getTime() + 60_000);
+
+  it("expireInputs expires results and failures past their expiry, each replaced by a tool_expired notice in the state it was in; nothing else moves", async () => {
+    const c = await conversation({ control: "human" });
+    const job = { jobId: randomUUID(), tool: "weekly_search", toolCallId: "call-1" };
+    const due = await input(c.id, "pending", "tool_result", { expiresAt: past, payload: job });
+    const heldFailure = await input(c.id, "held", "tool_failed", { expiresAt: past });
+    const notYet = await input(c.id, "awaiting_reply", "tool_result", { expiresAt: future });
+    const answered = await input(c.id, "answered", "tool_result", { expiresAt: past });
+    const progress = await input(c.id, "pending", "progress", { expiresAt: past });
+    const timeless = await input(c.id, "pending", "tool_result");
+    const other = await conversation();
+    const elsewhere = await input(other.id, "pending", "tool_result", { expiresAt: past });
+
+    const notices = await state.expireInputs({ reason: "deliver_within", conversationId: c.id });
+    expect(notices.map((notice) => [notice.kind, notice.state, notice.key])).toEqual([
+      ["tool_expired", "pending", `expired:${due.id}`],
+      ["tool_expired", "held", `expired:${heldFailure.id}`],
+    ]);
+    expect(notices[0]!.payload).toEqual({
+      ...job,
+      arrivedAt: due.createdAt.toISOString(),
+      outcome: "succeeded",
+      reason: "deliver_within",
+    });
+    expect(notices[1]!.payload).toMatchObject({ outcome: "failed" });
+    for (const expired of [due, heldFailure]) {
+      expect(await hub.db.turnInput.findUniqueOrThrow({ where: { id: expired.id } })).toMatchObject({
+        state: "expired",
+        decision: "expired",
+        reason: "deliver_within",
+      });
+      expect(await message(expired.messageId!)).toMatchObject({
+        status: "expired",
+        decision: "expired",
+        statusReason: "deliver_within",
+      });
+    }
+    expect(await inputState(notYet.id)).toBe("awaiting_reply");
+    expect(await inputState(answered.id)).toBe("answered");
+    expect(await inputState(progress.id)).toBe("pending");
+    expect(await inputState(timeless.id)).toBe("pending");
+    expect(await inputState(elsewhere.id)).toBe("pending");
+    expect(published).toHaveLength(1);
+    expect(changedIds().sort()).toEqual([due.messageId, heldFailure.messageId].sort());
+
+    // Once: a second pass finds nothing, and publishes nothing.
+    published.length = 0;
+    expect(await state.expireInputs({ reason: "deliver_within", conversationId: c.id })).toEqual([]);
+    expect(published).toHaveLength(0);
+
+    // A turn's own inputs only: the other conversation's is left to its turn (or the sweep).
+    expect(await state.expireInputs({ reason: "deliver_within", inputIds: [notYet.id] })).toEqual([]);
+    const swept = await state.expireInputs({ reason: "deliver_within" });
+    expect(swept.map((notice) => notice.key)).toContain(`expired:${elsewhere.id}`);
+
+    // In a closed conversation a result expires whatever its expiry, its notice waiting for the person.
+    const closed = await state.expireInputs({ reason: "conversation_closed", inputIds: [notYet.id, timeless.id] });
+    expect(closed.map((notice) => [notice.key, notice.state])).toEqual([
+      [`expired:${notYet.id}`, "awaiting_reply"],
+      [`expired:${timeless.id}`, "awaiting_reply"],
+    ]);
+    expect((await message(timeless.messageId!)).statusReason).toBe("conversation_closed");
+  });
+
+  it("closeConversation closes once: the agent has it back, results expire with notices waiting for the person, progress and hand-backs are dropped, unsent replies superseded", async () => {
+    const c = await conversation({ control: "human" });
+    await hub.db.conversation.update({ where: { id: c.id }, data: { humanAgent: { id: "h1", name: "Marta" } } });
+    const held = await input(c.id, "held", "tool_result");
+    const waiting = await input(c.id, "awaiting_reply", "tool_failed");
+    const progress = await input(c.id, "pending", "progress");
+    const said = await hub.db.message.create({
+      data: { id: randomUUID(), conversationId: c.id, role: "user", text: "hello?" },
+    });
+    const userInput = await hub.db.turnInput.create({
+      data: {
+        id: randomUUID(),
+        conversationId: c.id,
+        key: `user:${said.id}`,
+        kind: "user_message",
+        messageId: said.id,
+        payload: { text: "hello?" },
+        state: "pending",
+      },
+    });
+    const handback = await hub.db.turnInput.create({
+      data: { id: randomUUID(), conversationId: c.id, key: `handback:${randomUUID()}`, kind: "handback", payload: {} },
+    });
+    const reply = await hub.db.message.create({
+      data: { id: randomUUID(), conversationId: c.id, role: "agent", text: "held reply", status: "held" },
+    });
+    // Answered by the reply the takeover held: not given either.
+    const answeredByHeld = await input(c.id, "answered", "tool_result");
+    await hub.db.turnInput.update({ where: { id: answeredByHeld.id }, data: { replyId: reply.id } });
+    const answered = await input(c.id, "answered", "tool_result");
+
+    const closed = await state.closeConversation(c.id);
+    expect(closed).toMatchObject({ id: c.id, control: "agent", humanAgent: null, closedAt: at });
+    for (const expired of [held, waiting, answeredByHeld]) {
+      expect(await inputState(expired.id)).toBe("expired");
+      expect(await message(expired.messageId!)).toMatchObject({
+        status: "expired",
+        statusReason: "conversation_closed",
+      });
+    }
+    const notices = await hub.db.turnInput.findMany({ where: { conversationId: c.id, kind: "tool_expired" } });
+    expect(notices.map((notice) => [notice.key, notice.state]).sort()).toEqual(
+      [
+        [`expired:${held.id}`, "awaiting_reply"],
+        [`expired:${waiting.id}`, "awaiting_reply"],
+        [`expired:${answeredByHeld.id}`, "awaiting_reply"],
+      ].sort(),
+    );
+    expect(await inputState(userInput.id)).toBe("awaiting_reply");
+    expect(await inputState(progress.id)).toBe("superseded");
+    expect((await message(progress.messageId!)).status).toBe("superseded");
+    expect(await inputState(handback.id)).toBe("superseded");
+    expect((await message(reply.id)).status).toBe("superseded");
+    expect(await inputState(answered.id)).toBe("answered");
+    expect(published).toHaveLength(1);
+    expect(changedIds().sort()).toEqual(
+      [held.messageId, waiting.messageId, answeredByHeld.messageId, progress.messageId, reply.id].sort(),
+    );
+
+    published.length = 0;
+    expect(await state.closeConversation(c.id)).toBeUndefined();
+    expect(published).toHaveLength(0);
+    expect(await hub.db.turnInput.count({ where: { conversationId: c.id, kind: "tool_expired" } })).toBe(3);
+
+    // A routing of the superseded reply that was already under way cannot bring its inputs back.
+    await state.recordDecision(reply, {
+      status: "awaiting_reply",
+      decision: "awaiting_reply",
+      reason: "window_closed",
+    });
+    expect(await inputState(answeredByHeld.id)).toBe("expired");
+  });
+
+  it("commitInbound reopens a closed conversation and releases what waited for the person, the notices among them", async () => {
+    const c = await conversation();
+    const result = await input(c.id, "pending", "tool_result");
+    await state.closeConversation(c.id);
+    const notice = await hub.db.turnInput.findFirstOrThrow({ where: { key: `expired:${result.id}` } });
+    expect(notice.state).toBe("awaiting_reply");
+    await state.commitInbound({ conversationId: c.id, text: "back", clientId: randomUUID() });
+    expect((await hub.db.conversation.findUniqueOrThrow({ where: { id: c.id } })).closedAt).toBeNull();
+    expect(await inputState(notice.id)).toBe("pending");
+    expect(await inputState(result.id)).toBe("expired");
   });
 });

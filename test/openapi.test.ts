@@ -137,6 +137,9 @@ describe("the OpenAPI document", () => {
       CONSOLE_API_KEY,
     );
     await call("POST", `/conversations/${id}/handback`, `${conversation}/handback`, undefined, CONSOLE_API_KEY);
+    await call("POST", `/conversations/${id}/close`, `${conversation}/close`, undefined, CONSOLE_API_KEY);
+    await call("POST", `/conversations/${id}/close`, `${conversation}/close`);
+    await call("POST", `/conversations/${crypto.randomUUID()}/close`, `${conversation}/close`);
     await hub.settled();
 
     // Every success answer the document names was met by a real one.

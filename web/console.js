@@ -55,6 +55,7 @@
     controlState: $("control-state"),
     takeover: $("takeover"),
     handback: $("handback"),
+    close: $("close-conversation"),
     heldBanner: $("held-banner"),
     jobs: $("jobs"),
     timeline: $("timeline"),
@@ -451,6 +452,9 @@
     const mine = mineNow(conversation);
     ui.takeover.disabled = !conversation || mine || state.busy;
     ui.handback.disabled = !conversation || !human || state.busy;
+    // Closed until the person writes again (which reopens it): closing again would change nothing.
+    ui.close.disabled = !conversation || Boolean(conversation.closedAt) || state.busy;
+    ui.close.textContent = conversation && conversation.closedAt ? "Closed" : "Close";
     ui.replyInput.disabled = !mine;
     ui.replySend.disabled = !mine || state.busy;
     ui.replyInput.placeholder = mine
@@ -487,6 +491,15 @@
         conversation.window.open
           ? chip(`window open until ${formatTime(conversation.window.closesAt)}`, "ok")
           : chip("window closed", "warn", "Only a template can reach this person until they write again"),
+      );
+    }
+    if (conversation.closedAt) {
+      meta.push(
+        chip(
+          `closed ${formatTime(conversation.closedAt)}`,
+          "warn",
+          "Nothing automated reaches the person until they write again; results that arrive meanwhile expire",
+        ),
       );
     }
     ui.detailMeta.replaceChildren(...meta);
@@ -537,6 +550,9 @@
       el("div", { class: "row" }, [
         el("span", { class: "job-tool", text: tool }),
         chip(job.status.replace(/_/g, " "), statusKind(job.status)),
+        // A lost job ran again: which attempt this is, and which one replaced it.
+        job.attempt > 1 ? chip(`attempt ${job.attempt}`, "plain", `a re-run of job ${job.rerunOf}`) : null,
+        job.rerunAs ? chip("ran again", "warn", `as job ${job.rerunAs}`) : null,
       ]),
       el("div", { class: "job-detail", text: detail, title: detail }),
       el("div", {
@@ -610,6 +626,7 @@
       case "awaiting_reply":
       case "pending":
       case "running":
+      case "expired":
         return "warn";
       case "delivered":
       case "read":
@@ -658,6 +675,8 @@
     const canceller = data.outcome === "cancelled" && data.agent && data.agent.name ? data.agent : null;
     const chips = [];
     if (message.status) chips.push(chip(message.status.replace(/_/g, " "), statusKind(message.status)));
+    // A lost job that the hub started again: its re-run's entries follow.
+    if (data.outcome === "ran_again") chips.push(chip("ran again", "warn", `as job ${data.next}`));
     if (message.decision && message.decision !== message.status) {
       chips.push(chip(`decision: ${message.decision.replace(/_/g, " ")}`, "plain"));
     }
@@ -757,6 +776,14 @@
       const body = await api("POST", `/v1/conversations/${currentId()}/handback`);
       if (state.timeline) state.timeline.conversation = body.conversation;
       setStatus(`Handed ${displayName(body.conversation)} back to the agent.`, "ok");
+    }),
+  );
+
+  ui.close.addEventListener("click", () =>
+    act("Close", async () => {
+      const body = await api("POST", `/v1/conversations/${currentId()}/close`);
+      if (state.timeline) state.timeline.conversation = { ...state.timeline.conversation, ...body.conversation };
+      setStatus(`Closed ${displayName(body.conversation)}: nothing more is sent until the person writes again.`, "ok");
     }),
   );
 

@@ -7,6 +7,17 @@ const jobRef = {
   toolCallId: z.string().nullable().describe("the id the agent gave the tool call, if any"),
 };
 
+/** On the result or failure of a job that ran again because the one before it was lost. */
+const rerunRef = {
+  attempt: z
+    .number()
+    .int()
+    .min(2)
+    .optional()
+    .describe("present when the job ran again after a lost attempt (the tool's `rerun`): 2 for the first re-run"),
+  rerunOf: z.uuid().optional().describe("with `attempt`: the first job's id, the one the agent started"),
+};
+
 /** One thing the agent runtime must answer in a turn. */
 export const turnInputSchema = z.discriminatedUnion("type", [
   z.object({
@@ -17,14 +28,28 @@ export const turnInputSchema = z.discriminatedUnion("type", [
   z.object({
     type: z.literal("tool_result"),
     ...jobRef,
+    ...rerunRef,
     result: z.unknown().describe("the result mapped by the tool file's `respond`: usually {message, data}"),
   }),
   z.object({
     type: z.literal("tool_failed"),
     ...jobRef,
+    ...rerunRef,
     reason: z.enum(["error", "timeout", "cancelled"]),
     message: z.string().describe("why, in a sentence (the backend's own message for an error)"),
   }),
+  z
+    .object({
+      type: z.literal("tool_expired"),
+      ...jobRef,
+      ...rerunRef,
+      arrivedAt: z.iso.datetime({ offset: true }).describe("when the result (or failure) arrived"),
+      outcome: z.enum(["succeeded", "failed"]).describe("what it was: a result or a failure"),
+      reason: z
+        .enum(["deliver_within", "conversation_closed"])
+        .describe("the tool's `deliver_within` passed before it could be given, or it came to a closed conversation"),
+    })
+    .describe("a result that went stale before it could be given: it was not given; offer to run the tool again"),
   z.object({
     type: z.literal("progress"),
     ...jobRef,

@@ -22,6 +22,8 @@ function sentenceFor(input: TurnInput): string | undefined {
       if (input.reason === "timeout") return `Sorry, ${input.tool} could not be done this time: it took too long.`;
       if (input.reason === "cancelled") return `${input.tool} was called off.`;
       return `Sorry, ${input.tool} could not be completed: ${input.message}`;
+    case "tool_expired":
+      return `The ${input.tool} ${input.outcome === "failed" ? "failure notice" : "result"} from ${input.arrivedAt.slice(0, 16).replace("T", " ")} UTC is out of date now, so I have not passed it on. Shall I run it again?`;
     case "progress":
       return `Still on it: ${input.text}`;
     default:

@@ -17,7 +17,8 @@ export function renderTimeline(view: ConversationTimeline, options: RenderOption
     : "closed";
   const out = [
     `conversation ${conversation.id}  channel=${conversation.channel} contact=${conversation.contact}` +
-      `${conversation.name ? ` name=${JSON.stringify(conversation.name)}` : ""} control=${conversation.control} window=${window}`,
+      `${conversation.name ? ` name=${JSON.stringify(conversation.name)}` : ""} control=${conversation.control} window=${window}` +
+      `${conversation.closedAt ? ` closed=${conversation.closedAt}` : ""}`,
   ];
   const jobsById = new Map(view.jobs.map((job) => [job.id, job]));
   const shown = new Set<string>();
@@ -43,6 +44,9 @@ function jobLines(job: JobView, options: RenderOptions): string[] {
   const lines = [
     `    job ${job.id} ${job.tool} status=${job.status} timeout=${job.timeoutAt}${job.endedAt ? ` ended=${job.endedAt}` : ""}`,
   ];
+  // A lost job that ran again, and its re-run.
+  if (job.rerunAs) lines.push(`    lost: ran again as job ${job.rerunAs}`);
+  if (job.attempt > 1) lines.push(`    attempt ${job.attempt}, a re-run of job ${job.rerunOf}`);
   if (job.message) lines.push(`    accepted: ${job.message}`);
   for (const progress of job.progress)
     lines.push(`    progress${progress.notify ? " (notify)" : ""}: ${progress.text}`);

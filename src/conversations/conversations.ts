@@ -18,12 +18,14 @@ export interface ConversationView {
   humanAgent: unknown;
   window: WindowState;
   lastInboundAt: string | null;
+  /** When the agent or a human closed it; null while open (the person's next message reopens it). */
+  closedAt: string | null;
   createdAt: string;
 }
 
 type AnyConversation = Pick<
   Conversation,
-  "id" | "channel" | "account" | "contact" | "name" | "control" | "lastInboundAt" | "createdAt"
+  "id" | "channel" | "account" | "contact" | "name" | "control" | "lastInboundAt" | "closedAt" | "createdAt"
 > & { humanAgent: unknown };
 
 export function conversationView(conversation: AnyConversation, now: Date): ConversationView {
@@ -37,6 +39,7 @@ export function conversationView(conversation: AnyConversation, now: Date): Conv
     humanAgent: conversation.humanAgent,
     window: windowOf(conversation.channel, conversation.lastInboundAt, now),
     lastInboundAt: conversation.lastInboundAt?.toISOString() ?? null,
+    closedAt: conversation.closedAt?.toISOString() ?? null,
     createdAt: conversation.createdAt.toISOString(),
   };
 }

@@ -11,12 +11,13 @@ import { abort, abortReason, type Sql } from "../db/sql.js";
 import type { Changes } from "./changes.js";
 import {
   conversationFromJson,
+  inputFromJson,
   messageFromJson,
   type ConversationRow,
   type MessageRow,
   type TurnInputRow,
 } from "./rows.js";
-import type { DeliveryStatus } from "./statuses.js";
+import type { DeliveryStatus, ExpiryReason } from "./statuses.js";
 
 /** What routing one message came to, as recorded on it. */
 export interface Recorded {
@@ -46,6 +47,23 @@ export interface InboundMessage {
 
 type JsonRows = Record<string, unknown>[];
 const messages = (rows: unknown): MessageRow[] => ((rows ?? []) as JsonRows).map(messageFromJson);
+
+/**
+ * The `tool_expired` inputs that take the place of expired results, written by the statement that expires
+ * them (`expired` is its CTE of expired inputs, with `was`, their state before): the job's identity, when the
+ * result arrived, what it was, and why it expired. The arguments name the statement's parameters: the reason,
+ * the notice's state (null: the state the result was in, so a held result's notice is held, a waiting one
+ * waits) and the time.
+ */
+const expiryNotices = (reason: string, notice: string, at: string) => `notices AS (
+     INSERT INTO "TurnInput" (id, "conversationId", key, kind, "jobId", "messageId", payload, state, "createdAt",
+       "updatedAt")
+     SELECT gen_random_uuid(), e."conversationId", 'expired:' || e.id, 'tool_expired', e."jobId", e."messageId",
+       (e.payload - 'result' - 'reason' - 'message') || jsonb_build_object(
+         'arrivedAt', to_char(e."createdAt", 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+         'outcome', CASE e.kind WHEN 'tool_result' THEN 'succeeded' ELSE 'failed' END, 'reason', ${reason}::text),
+       coalesce(${notice}::text, e.was), ${at}, ${at}
+     FROM expired e ORDER BY e.seq ON CONFLICT (key) DO NOTHING RETURNING *)`;
 
 export function deliveryState(sql: Sql, changes: Changes, now: () => Date) {
   const publish = (conversationId: string, changed: MessageRow[]) =>
@@ -90,18 +108,134 @@ export function deliveryState(sql: Sql, changes: Changes, now: () => Date) {
       return row?.human === true ? Number(row.held) : undefined;
     },
 
-    /** Progress of a job that has since ended says nothing its result does not: never given. */
-    async supersedeProgress(conversationId: string, inputs: TurnInputRow[]): Promise<void> {
+    /**
+     * Progress of a job that has since ended says nothing its result does not: never given. Nor is progress
+     * in a closed conversation.
+     */
+    async supersedeProgress(
+      conversationId: string,
+      inputs: TurnInputRow[],
+      reason: "job_ended" | "conversation_closed" = "job_ended",
+    ): Promise<void> {
       const changed = await sql.query<MessageRow>(
         `WITH s AS (
-           UPDATE "TurnInput" SET state = 'superseded', decision = 'superseded', reason = 'job_ended', "updatedAt" = $2
+           UPDATE "TurnInput" SET state = 'superseded', decision = 'superseded', reason = $3, "updatedAt" = $2
            WHERE id = ANY($1::uuid[]) AND state = 'pending' RETURNING "messageId")
-         UPDATE "Message" SET status = 'superseded', "statusReason" = 'the job ended before this progress was given',
-           "updatedAt" = $2
+         UPDATE "Message" SET status = 'superseded', "statusReason" = $4, "updatedAt" = $2
          WHERE id IN (SELECT "messageId" FROM s) RETURNING *`,
-        [inputs.map((input) => input.id), now()],
+        [
+          inputs.map((input) => input.id),
+          now(),
+          reason,
+          reason === "job_ended" ? "the job ended before this progress was given" : reason,
+        ],
       );
       publish(conversationId, changed);
+    },
+
+    /**
+     * Results and failures not given in time expire: each input and its timeline entry become `expired` with
+     * the reason, and a `tool_expired` input takes the input's place, so the agent can offer to run the tool
+     * again. `deliver_within`: those of `inputIds` (a turn's), or any in the conversation or the hub (the
+     * sweep), whose `expiresAt` has passed. `conversation_closed`: those of `inputIds` whatever their expiry,
+     * their notices waiting for the person's return. Guarded on the input's state, so a result given or expired
+     * meanwhile is left alone. Returns the notices written.
+     */
+    async expireInputs(scope: {
+      reason: ExpiryReason;
+      inputIds?: string[];
+      conversationId?: string;
+      limit?: number;
+    }): Promise<TurnInputRow[]> {
+      const closed = scope.reason === "conversation_closed";
+      const which = scope.inputIds ? `t.id = ANY($1::uuid[])` : `$1::uuid[] IS NULL`;
+      const where = scope.conversationId ? `t."conversationId" = $2::uuid` : `$2::uuid IS NULL`;
+      const rows = await sql.query<{ entries: JsonRows; notices: JsonRows }>(
+        `WITH due AS (
+           SELECT t.id, t.state AS was FROM "TurnInput" t
+           WHERE ${which} AND ${where} AND t.kind IN ('tool_result', 'tool_failed')
+             AND t.state IN ('pending', 'held', 'awaiting_reply') AND ${closed ? "true" : `t."expiresAt" <= $3`}
+           ORDER BY t."expiresAt" LIMIT $4 FOR UPDATE OF t),
+         expired AS (
+           UPDATE "TurnInput" t SET state = 'expired', decision = 'expired', reason = $5, "updatedAt" = $3
+           FROM due WHERE t.id = due.id
+           RETURNING t.id, t.seq, t."conversationId", t."jobId", t."messageId", t.kind, t.payload, t."createdAt", due.was),
+         entries AS (
+           UPDATE "Message" SET status = 'expired', decision = 'expired', "statusReason" = $5, "updatedAt" = $3
+           WHERE id IN (SELECT "messageId" FROM expired) RETURNING *),
+         ${expiryNotices("$5", "$6", "$3")}
+         SELECT (SELECT coalesce(json_agg(entries), '[]') FROM entries) AS entries,
+                (SELECT coalesce(json_agg(notices ORDER BY notices.seq), '[]') FROM notices) AS notices`,
+        [
+          scope.inputIds ?? null,
+          scope.conversationId ?? null,
+          now(),
+          scope.limit ?? 500,
+          scope.reason,
+          closed ? "awaiting_reply" : null,
+        ],
+      );
+      const changed = messages(rows[0]?.entries);
+      for (const conversationId of new Set(changed.map((message) => message.conversationId))) {
+        publish(
+          conversationId,
+          changed.filter((message) => message.conversationId === conversationId),
+        );
+      }
+      return ((rows[0]?.notices ?? []) as JsonRows).map(inputFromJson);
+    },
+
+    /**
+     * Closes the conversation: nothing automated reaches the person until they write again (commitInbound
+     * reopens it). A human who had it lets go. Results and failures not given yet expire
+     * (`conversation_closed`), their notices waiting for the person's return, as do the person's unanswered
+     * messages and earlier notices; progress and a pending hand-back are dropped, and the agent's replies not
+     * yet sent are superseded — what they answered counts as not given. Undefined when it was closed already.
+     */
+    async closeConversation(conversationId: string): Promise<ConversationRow | undefined> {
+      const [row] = await sql.query<{ conversation: Record<string, unknown> | null; changed: JsonRows }>(
+        `WITH conv AS (
+           UPDATE "Conversation" SET "closedAt" = $2, control = 'agent', "humanAgent" = NULL, "updatedAt" = $2
+           WHERE id = $1::uuid AND "closedAt" IS NULL RETURNING *),
+         unsent AS (
+           SELECT id FROM "Message"
+           WHERE "conversationId" = $1::uuid AND role = 'agent' AND status IN ('pending', 'held', 'awaiting_reply')
+             AND EXISTS (SELECT 1 FROM conv) FOR UPDATE),
+         live AS (
+           SELECT t.id, t.kind, t.state AS was FROM "TurnInput" t
+           WHERE t."conversationId" = $1::uuid AND EXISTS (SELECT 1 FROM conv)
+             AND (t.state IN ('pending', 'held', 'awaiting_reply') OR t."replyId" IN (SELECT id FROM unsent))
+           FOR UPDATE OF t),
+         expired AS (
+           UPDATE "TurnInput" t SET state = 'expired', decision = 'expired', reason = 'conversation_closed',
+             "updatedAt" = $2
+           FROM live WHERE t.id = live.id AND live.kind IN ('tool_result', 'tool_failed')
+           RETURNING t.id, t.seq, t."conversationId", t."jobId", t."messageId", t.kind, t.payload, t."createdAt", live.was),
+         waiting AS (
+           UPDATE "TurnInput" t SET state = 'awaiting_reply', "updatedAt" = $2
+           FROM live WHERE t.id = live.id AND live.kind IN ('user_message', 'tool_expired') RETURNING t.id),
+         dropped AS (
+           UPDATE "TurnInput" t SET state = 'superseded', decision = 'superseded', reason = 'conversation_closed',
+             "updatedAt" = $2
+           FROM live WHERE t.id = live.id AND live.kind IN ('progress', 'handback') RETURNING t."messageId"),
+         entries AS (
+           UPDATE "Message" SET status = CASE WHEN role = 'progress' THEN 'superseded' ELSE 'expired' END,
+             decision = CASE WHEN role = 'progress' THEN decision ELSE 'expired' END,
+             "statusReason" = 'conversation_closed', "updatedAt" = $2
+           WHERE id IN (SELECT "messageId" FROM expired UNION ALL SELECT "messageId" FROM dropped) RETURNING *),
+         outgoing AS (
+           UPDATE "Message" SET status = 'superseded', "statusReason" = 'conversation_closed', "updatedAt" = $2
+           WHERE id IN (SELECT id FROM unsent) RETURNING *),
+         ${expiryNotices("$3", "$4", "$2")}
+         SELECT (SELECT row_to_json(conv) FROM conv) AS conversation,
+                (SELECT coalesce(json_agg(x), '[]') FROM (SELECT * FROM entries UNION ALL SELECT * FROM outgoing) x)
+                  AS changed,
+                (SELECT count(*) FROM waiting) + (SELECT count(*) FROM notices) AS inputs`,
+        [conversationId, now(), "conversation_closed", "awaiting_reply"],
+      );
+      if (!row?.conversation) return undefined;
+      publish(conversationId, messages(row.changed));
+      return conversationFromJson(row.conversation);
     },
 
     /**
@@ -186,7 +320,7 @@ export function deliveryState(sql: Sql, changes: Changes, now: () => Date) {
            WHERE id = $2::uuid AND EXISTS (SELECT 1 FROM guard) RETURNING *),
          answered AS (
            UPDATE "TurnInput" SET decision = $4, reason = $5, "updatedAt" = $7,
-             state = CASE WHEN $3 = 'awaiting_reply' THEN 'awaiting_reply' ELSE state END
+             state = CASE WHEN $3 = 'awaiting_reply' AND state = 'answered' THEN 'awaiting_reply' ELSE state END
            WHERE "replyId" = $2::uuid AND EXISTS (SELECT 1 FROM msg) RETURNING "messageId"),
          entries AS (
            UPDATE "Message" SET status = (SELECT status FROM msg), decision = $4, "statusReason" = 'answered by ' || $2,
@@ -250,7 +384,8 @@ export function deliveryState(sql: Sql, changes: Changes, now: () => Date) {
 
     /**
      * The person's message, from any channel: recorded once (idempotent on the client's or the channel's
-     * id), the window moved forward, whatever waited for the person to write released (inputs back to
+     * id), the window moved forward, a closed conversation reopened, whatever waited for the person to
+     * write released (inputs — among them the notices of results that expired while it was closed — back to
      * pending, a turn's waiting reply superseded — it is composed again — a direct message sent as it is),
      * and the message itself an input. `created` is false for a message already recorded.
      */
@@ -264,7 +399,7 @@ export function deliveryState(sql: Sql, changes: Changes, now: () => Date) {
            VALUES ($1::uuid, $2::uuid, 'user', $3, $4, $5, $6::jsonb, coalesce($7::timestamp, $8::timestamp), $8)
            ON CONFLICT DO NOTHING RETURNING *),
          conv AS (
-           UPDATE "Conversation" SET
+           UPDATE "Conversation" SET "closedAt" = NULL,
              "windowClosedAt" = CASE WHEN $7::timestamp > coalesce("lastInboundAt", '-infinity') THEN NULL
                                      ELSE "windowClosedAt" END,
              "templateSentAt" = CASE WHEN $7::timestamp > coalesce("lastInboundAt", '-infinity') THEN NULL

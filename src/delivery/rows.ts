@@ -16,6 +16,8 @@ export interface ConversationRow {
   lastInboundAt: Date | null;
   templateSentAt: Date | null;
   windowClosedAt: Date | null;
+  /** Closed by the agent or a human; reopened (null) when the person writes again. */
+  closedAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -58,12 +60,21 @@ export interface TurnInputRow {
   replyId: string | null;
   decision: string | null;
   reason: string | null;
+  /** A result or failure not given by then expires (its tool's `deliver_within`). */
+  expiresAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
 }
 
-const CONVERSATION_DATES = ["lastInboundAt", "templateSentAt", "windowClosedAt", "createdAt", "updatedAt"] as const;
-const ROW_DATES = ["createdAt", "updatedAt"] as const;
+const CONVERSATION_DATES = [
+  "lastInboundAt",
+  "templateSentAt",
+  "windowClosedAt",
+  "closedAt",
+  "createdAt",
+  "updatedAt",
+] as const;
+const INPUT_DATES = ["expiresAt", "createdAt", "updatedAt"] as const;
 
 /** A row that came back through `row_to_json`/`json_agg` (timestamps as UTC text, seq as a number). */
 type JsonRow = Record<string, unknown>;
@@ -90,6 +101,6 @@ export function messageFromJson(row: JsonRow): MessageRow {
 
 export function inputFromJson(row: JsonRow): TurnInputRow {
   const out = { ...row, seq: String(row.seq) } as JsonRow;
-  for (const key of ROW_DATES) out[key] = date(row[key]);
+  for (const key of INPUT_DATES) out[key] = date(row[key]);
   return out as unknown as TurnInputRow;
 }

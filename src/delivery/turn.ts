@@ -9,6 +9,7 @@ import type { HubContext } from "../context.js";
 import { errorKey } from "../log-throttle.js";
 import { noticeAgentUnavailable } from "./agent-unavailable.js";
 import { deliver } from "./deliver.js";
+import { setAsideStale } from "./stale-results.js";
 import { splitForChannel } from "./text-limits.js";
 import type { ConversationRow, TurnInputRow } from "./rows.js";
 import { readTurnSnapshot, type TurnSnapshot } from "./turn-snapshot.js";
@@ -22,7 +23,12 @@ export async function runTurn(ctx: HubContext, conversationId: string): Promise<
   // Progress of a job that has since ended (it waited through a takeover or a closed window) is stale.
   const stale = snapshot.inputs.filter((input) => input.kind === "progress" && input.jobStatus !== "running");
   if (stale.length > 0) await ctx.delivery.supersedeProgress(conversationId, stale);
-  const inputs = snapshot.inputs.filter((input) => !stale.includes(input));
+  // Stale results, and results that came to a closed conversation, are not given as if fresh.
+  const inputs = await setAsideStale(
+    ctx,
+    conversation,
+    snapshot.inputs.filter((input) => !stale.includes(input)),
+  );
   if (inputs.length === 0) return;
 
   if (conversation.control === "human") {
@@ -98,6 +104,8 @@ function toInput(input: TurnInputRow): TurnInput {
     job: String(payload.jobId ?? input.jobId),
     tool: String(payload.tool ?? ""),
     toolCallId: (payload.toolCallId as string | null) ?? null,
+    // A re-run of a lost job says which attempt it was and which job the agent started.
+    ...(typeof payload.attempt === "number" ? { attempt: payload.attempt, rerunOf: String(payload.rerunOf) } : {}),
   };
   switch (input.kind) {
     case "user_message":
@@ -111,8 +119,22 @@ function toInput(input: TurnInputRow): TurnInput {
         reason: payload.reason as "error" | "timeout" | "cancelled",
         message: String(payload.message ?? ""),
       };
+    case "tool_expired":
+      return {
+        type: "tool_expired",
+        ...job,
+        arrivedAt: String(payload.arrivedAt),
+        outcome: payload.outcome === "failed" ? "failed" : "succeeded",
+        reason: payload.reason === "conversation_closed" ? "conversation_closed" : "deliver_within",
+      };
     case "progress":
-      return { type: "progress", ...job, text: String(payload.progress ?? "") };
+      return {
+        type: "progress",
+        job: job.job,
+        tool: job.tool,
+        toolCallId: job.toolCallId,
+        text: String(payload.progress ?? ""),
+      };
     case "handback":
       return { type: "handback" };
   }

@@ -3,6 +3,7 @@
 // the conversation's turn is asked for.
 import { z } from "zod";
 import type { HubContext } from "../context.js";
+import { expiresAtFor } from "../delivery/stale-results.js";
 import { HubError, UnavailableError } from "../errors.js";
 import { errorKey } from "../log-throttle.js";
 import { mapResponse } from "../tools/map-response.js";
@@ -139,6 +140,7 @@ async function handleResult(
       text: ok ? (mapped?.message ?? null) : errorText,
       payload: ok ? { result: mapped } : { reason: "error", message: errorText },
       at,
+      expiresAt: expiresAtFor(ctx.tools.get(tool), at),
     }),
   );
   if (!entry) {

@@ -6,7 +6,12 @@ import { renderCancelRequest } from "../tools/render-request.js";
 import { callBackend } from "./backend-call.js";
 import { readJob } from "./job-store.js";
 
-async function recordCancelRequest(ctx: HubContext, jobId: string, state: "sent" | "not_declared"): Promise<void> {
+/** `not_found`: the backend answered 404, it never knew the job (a lost job's usual answer). */
+async function recordCancelRequest(
+  ctx: HubContext,
+  jobId: string,
+  state: "sent" | "not_found" | "not_declared",
+): Promise<void> {
   await ctx.sql.query(`UPDATE "Job" SET "cancelRequest" = $2, "updatedAt" = $3 WHERE id = $1::uuid`, [
     jobId,
     state,
@@ -52,7 +57,7 @@ export async function processCancelRequest(ctx: HubContext, queueJob: QueueJob<{
   }
   const answer = await callBackend(request, {}, ctx.config.toolStartTimeoutMs);
   if (answer.ok && answer.status < 500) {
-    await recordCancelRequest(ctx, job.id, "sent");
+    await recordCancelRequest(ctx, job.id, answer.status === 404 ? "not_found" : "sent");
     log.info({ status: answer.status }, "cancel request delivered to the backend");
     return;
   }

@@ -1,9 +1,12 @@
 // Ending a running job without a result: by its timeout or by a cancel. The job leaves `running`, the
-// backend is owed its cancel request, and the person is owed a failure notice — all in one statement.
+// backend is owed its cancel request, and the person is owed a failure notice — all in one statement. A lost
+// job of a tool that may run again is started again instead (rerun.ts).
 import type { HubContext } from "../context.js";
+import { expiresAtFor } from "../delivery/stale-results.js";
 import { errorKey } from "../log-throttle.js";
 import { enqueueCancelRequest } from "./cancel-requests.js";
 import { commitEnd, readJob, type JobRow } from "./job-store.js";
+import { mayRunAgain, runAgain } from "./rerun.js";
 
 export type EndReason = "timeout" | "cancelled";
 
@@ -24,6 +27,8 @@ export async function endJob(
   const at = ctx.now();
   const job = await readJob(ctx.sql, jobId);
   if (!job || job.status !== "running") return { job, ended: false };
+  const tool = ctx.tools.get(job.tool);
+  if (reason === "timeout" && mayRunAgain(tool, job)) return runAgain(ctx, job, tool!);
   const ended = await commitEnd(ctx.sql, {
     job,
     status,
@@ -33,6 +38,7 @@ export async function endJob(
     by: by ?? null,
     agent,
     at,
+    expiresAt: expiresAtFor(tool, at),
   });
   if (!ended) return { job: await readJob(ctx.sql, jobId), ended: false };
   const log = { conversation_id: job.conversationId, job_id: jobId, tool: job.tool };

@@ -23,6 +23,14 @@ export interface JobRow {
   timeoutAt: Date;
   cancelRequest: string;
   cancelledBy: string | null;
+  /** 1 for a job the agent started; 2, 3 … for its re-runs (src/jobs/rerun.ts). */
+  attempt: number;
+  /** A re-run: the first job of the chain. */
+  rerunOf: string | null;
+  /** A job that was lost and ran again: the job that took its place. */
+  rerunAs: string | null;
+  /** `pending` while a re-run's start call is owed (committed, not yet claimed by a process). */
+  startRequest: "sent" | "pending";
   endedAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
@@ -71,21 +79,26 @@ export async function commitResult(
     text: string | null;
     payload: Json;
     at: Date;
+    /** When the result becomes stale if it has not been given (the tool's `deliver_within`). */
+    expiresAt: Date | null;
   },
 ): Promise<MessageRow | undefined> {
   const [row] = await sql.query<{ entry: Json | null }>(
     `WITH job AS (
        UPDATE "Job" SET status = $2, result = $3::jsonb, error = $4, "runningKey" = NULL, "endedAt" = $5, "updatedAt" = $5
-       WHERE id = $1::uuid AND status = 'running' RETURNING id, "conversationId", tool, "toolCallId"),
+       WHERE id = $1::uuid AND status = 'running'
+       RETURNING id, "conversationId", tool, "toolCallId",
+         CASE WHEN attempt > 1 THEN jsonb_build_object('attempt', attempt, 'rerunOf', "rerunOf") ELSE '{}' END AS rerun),
      entry AS (
        INSERT INTO "Message" (id, "conversationId", role, text, data, "jobId", "toolCallId", status, "createdAt", "updatedAt")
-       SELECT $6::uuid, "conversationId", 'tool_result', $7, $8::jsonb, id, "toolCallId", 'pending', $5, $5 FROM job
-       RETURNING *),
+       SELECT $6::uuid, "conversationId", 'tool_result', $7, $8::jsonb || rerun, id, "toolCallId", 'pending', $5, $5
+       FROM job RETURNING *),
      input AS (
-       INSERT INTO "TurnInput" (id, "conversationId", key, kind, "jobId", "messageId", payload, state, "createdAt",
-         "updatedAt")
+       INSERT INTO "TurnInput" (id, "conversationId", key, kind, "jobId", "messageId", payload, state, "expiresAt",
+         "createdAt", "updatedAt")
        SELECT $9::uuid, "conversationId", 'result:' || id, $10, id, $6::uuid,
-         jsonb_build_object('jobId', id, 'tool', tool, 'toolCallId', "toolCallId") || $11::jsonb, 'pending', $5, $5
+         jsonb_build_object('jobId', id, 'tool', tool, 'toolCallId', "toolCallId") || rerun || $11::jsonb, 'pending',
+         $12::timestamp, $5, $5
        FROM job ON CONFLICT (key) DO NOTHING RETURNING id)
      SELECT (SELECT row_to_json(entry) FROM entry) AS entry, (SELECT count(*) FROM input) AS inputs`,
     [
@@ -104,6 +117,7 @@ export async function commitResult(
       randomUUID(),
       result.status === "succeeded" ? "tool_result" : "tool_failed",
       json(result.payload),
+      result.expiresAt,
     ],
   );
   return row?.entry ? messageFromJson(row.entry) : undefined;
@@ -176,7 +190,7 @@ export async function commitProgress(
 export async function commitEnd(
   sql: SqlQuery,
   end: {
-    job: Pick<JobRow, "id" | "tool" | "toolCallId">;
+    job: Pick<JobRow, "id" | "tool" | "toolCallId" | "attempt" | "rerunOf">;
     status: "timed_out" | "cancelled";
     reason: "timeout" | "cancelled";
     text: string;
@@ -185,8 +199,11 @@ export async function commitEnd(
     /** The human who cancelled it from the console, when they named themselves; kept on the entry. */
     agent?: { id: string; name: string } | undefined;
     at: Date;
+    /** When the failure notice becomes stale if it has not been given (the tool's `deliver_within`). */
+    expiresAt: Date | null;
   },
 ): Promise<{ job: JobRow; entry: MessageRow } | undefined> {
+  const rerun = end.job.attempt > 1 ? { attempt: end.job.attempt, rerunOf: end.job.rerunOf } : {};
   const [row] = await sql.query<{ job: Json | null; entry: Json | null }>(
     `WITH job AS (
        UPDATE "Job" SET status = $2, "runningKey" = NULL, "endedAt" = $3, "updatedAt" = $3, "cancelRequest" = $4,
@@ -197,9 +214,10 @@ export async function commitEnd(
        SELECT $6::uuid, "conversationId", 'tool_result', $7, $8::jsonb, id, "toolCallId", 'pending', $3, $3 FROM job
        RETURNING *),
      input AS (
-       INSERT INTO "TurnInput" (id, "conversationId", key, kind, "jobId", "messageId", payload, state, "createdAt",
-         "updatedAt")
-       SELECT $9::uuid, "conversationId", 'failed:' || id, 'tool_failed', id, $6::uuid, $10::jsonb, 'pending', $3, $3
+       INSERT INTO "TurnInput" (id, "conversationId", key, kind, "jobId", "messageId", payload, state, "expiresAt",
+         "createdAt", "updatedAt")
+       SELECT $9::uuid, "conversationId", 'failed:' || id, 'tool_failed', id, $6::uuid, $10::jsonb, 'pending',
+         $11::timestamp, $3, $3
        FROM job ON CONFLICT (key) DO NOTHING RETURNING id)
      SELECT (SELECT row_to_json(job) FROM job) AS job, (SELECT row_to_json(entry) FROM entry) AS entry,
        (SELECT count(*) FROM input) AS inputs`,
@@ -211,15 +229,17 @@ export async function commitEnd(
       end.by,
       randomUUID(),
       end.text,
-      json({ outcome: end.status, reason: end.reason, ...(end.agent ? { agent: end.agent } : {}) }),
+      json({ outcome: end.status, reason: end.reason, ...(end.agent ? { agent: end.agent } : {}), ...rerun }),
       randomUUID(),
       json({
         jobId: end.job.id,
         tool: end.job.tool,
         toolCallId: end.job.toolCallId,
+        ...rerun,
         reason: end.reason,
         message: end.text,
       }),
+      end.expiresAt,
     ],
   );
   if (!row?.job || !row.entry) return undefined;

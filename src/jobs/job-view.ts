@@ -3,7 +3,11 @@ import type { JobProgress } from "../generated/prisma/client.js";
 import type { JobRow } from "./job-store.js";
 
 /** A job as Prisma or the job store reads it. */
-type AnyJob = Omit<JobRow, "status" | "arguments" | "result"> & { status: string; arguments: unknown; result: unknown };
+type AnyJob = Omit<JobRow, "status" | "arguments" | "result" | "startRequest"> & {
+  status: string;
+  arguments: unknown;
+  result: unknown;
+};
 
 export type { JobStatus } from "./job-store.js";
 
@@ -19,6 +23,10 @@ export interface JobView {
   result: unknown;
   error: string | null;
   timeoutAt: string;
+  /** 1, or 2, 3 … for a re-run of a lost job; `rerunOf` is the first job, `rerunAs` the job that replaced this one. */
+  attempt: number;
+  rerunOf: string | null;
+  rerunAs: string | null;
   createdAt: string;
   endedAt: string | null;
 }
@@ -36,6 +44,9 @@ export function jobView(job: AnyJob, progress: Pick<JobProgress, "text" | "notif
     result: job.result,
     error: job.error,
     timeoutAt: job.timeoutAt.toISOString(),
+    attempt: job.attempt,
+    rerunOf: job.rerunOf,
+    rerunAs: job.rerunAs,
     createdAt: job.createdAt.toISOString(),
     endedAt: job.endedAt?.toISOString() ?? null,
   };

@@ -147,12 +147,12 @@ async function callSyncTool(
   return { status: 200, result };
 }
 
-function messageOf(body: unknown): string | null {
+export function messageOf(body: unknown): string | null {
   const message = (body as { message?: unknown } | undefined)?.message;
   return typeof message === "string" ? message : null;
 }
 
-function failureReason(answer: BackendAnswer): string {
+export function failureReason(answer: BackendAnswer): string {
   if (!answer.ok) return answer.reason;
   const detail = messageOf(answer.body) ?? (typeof answer.body === "string" ? answer.body.slice(0, 200) : null);
   return `the backend answered ${answer.status}${detail ? `: ${detail}` : ""}`;

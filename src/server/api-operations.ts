@@ -192,6 +192,19 @@ export const apiOperations: ApiOperation[] = [
   },
   {
     method: "post",
+    path: "/conversations/:id/close",
+    summary: "Close the conversation: nothing automated reaches the person until they write again",
+    description:
+      "A human who had the conversation lets go of it. Results and failures not given yet expire " +
+      "(`conversation_closed`), as does every result that arrives while it is closed; the agent gets each as a " +
+      "`tool_expired` input with the person's next message, which reopens the conversation. Progress and the " +
+      "agent's replies not yet sent are dropped. Closing a closed conversation changes nothing.",
+    keys: ["console", "agent"],
+    responses: { 200: { description: "closed", schema: z.object({ conversation: conversationView }) } },
+    errors: { 404: "no such conversation" },
+  },
+  {
+    method: "post",
     path: "/conversations/:id/human-messages",
     summary: "The human's reply, routed as it is (never held)",
     keys: ["console"],

@@ -29,6 +29,9 @@ export const conversationView = z.object({
     closesAt: isoTime.nullable(),
   }),
   lastInboundAt: isoTime.nullable(),
+  closedAt: isoTime
+    .nullable()
+    .describe("when the agent or a human closed it; null while open (the person writing again reopens it)"),
   createdAt: isoTime,
 });
 
@@ -40,8 +43,11 @@ export const messageView = z.object({
   data: z.unknown(),
   jobId: z.uuid().nullable(),
   toolCallId: z.string().nullable(),
-  status: z.string().nullable().describe("delivery status: pending, held, sent, delivered, read, failed, …"),
-  decision: z.string().nullable().describe("the router's decision: live, stored, held, channel, template, …"),
+  status: z.string().nullable().describe("delivery status: pending, held, sent, delivered, read, failed, expired, …"),
+  decision: z
+    .string()
+    .nullable()
+    .describe("the router's decision: live, stored, held, channel, template, …; expired for a stale result"),
   statusReason: z.string().nullable(),
   editedAt: isoTime.optional(),
   edits: z.unknown().optional().describe("earlier texts of an edited message"),
@@ -62,6 +68,9 @@ export const jobView = z.object({
   result: z.unknown(),
   error: z.string().nullable(),
   timeoutAt: isoTime,
+  attempt: z.number().int().min(1).describe("1, or 2, 3 … for a job that ran again after a lost attempt"),
+  rerunOf: z.uuid().nullable().describe("a re-run: the first job of the chain, the one the agent started"),
+  rerunAs: z.uuid().nullable().describe("a lost job that ran again: the job that took its place"),
   createdAt: isoTime,
   endedAt: isoTime.nullable(),
 });

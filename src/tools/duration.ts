@@ -13,3 +13,15 @@ export function parseDuration(text: string): { ms: number } | { error: string } 
   if (ms > MAX_TIMEOUT_MS) return { error: `"${text}" is longer than the 8h limit` };
   return { ms };
 }
+
+/** How long a result may wait to be given (`deliver_within`): as a timeout is written, or in days; at most 90 days. */
+export const MAX_SPAN_MS = 90 * 24 * 3_600_000;
+
+export function parseSpan(text: string): { ms: number } | { error: string } {
+  const match = /^(\d+)\s*(s|m|h|d)$/.exec(text.trim());
+  if (!match) return { error: `"${text}" is not a duration like 90s, 10m, 8h or 7d` };
+  const ms = Number(match[1]) * (match[2] === "d" ? 24 * 3_600_000 : unitMs[match[2] as keyof typeof unitMs]);
+  if (ms <= 0) return { error: "must be longer than zero" };
+  if (ms > MAX_SPAN_MS) return { error: `"${text}" is longer than the 90d limit` };
+  return { ms };
+}

@@ -145,6 +145,8 @@ export function parseToolFile(
         cancel: asyncSpec.cancel,
         template: asyncSpec.whatsapp_template,
         notifyText: asyncSpec.notify_text,
+        rerunTimes: asyncSpec.rerun?.times ?? 0,
+        deliverWithinMs: asyncSpec.deliver_within,
       },
       request: spec.request,
       respond: spec.respond?.data ?? {},

@@ -1,6 +1,6 @@
 // The shape of a tools/*.yml file (SPEC §2.1), validated with zod so a problem names its key.
 import { z } from "zod";
-import { parseDuration } from "./duration.js";
+import { parseDuration, parseSpan } from "./duration.js";
 import { jsonPathProblem } from "./json-path.js";
 
 const httpMethod = z
@@ -38,6 +38,18 @@ export const whatsappTemplateSchema = z.strictObject({
     .optional(),
 });
 
+// Only for idempotent tools (reads, searches, reports): a job its backend lost is started again, `times` times.
+const times = "must be 1, 2 or 3";
+const rerunSchema = z.strictObject({ times: z.number({ error: times }).int(times).min(1, times).max(3, times) });
+
+// How long a result may wait to be given (`deliver_within`); past it, it expires instead. In milliseconds.
+const spanSchema = z.string().transform((value, ctx) => {
+  const parsed = parseSpan(value);
+  if ("ms" in parsed) return parsed.ms;
+  ctx.addIssue({ code: "custom", message: parsed.error });
+  return z.NEVER;
+});
+
 // `async: true` is the full form with every default; `async: false` is a normal tool.
 const asyncSchema = z.preprocess(
   (value) => (value === true ? {} : value === false ? undefined : value),
@@ -54,6 +66,8 @@ const asyncSchema = z.preprocess(
     whatsapp_template: whatsappTemplateSchema.optional(),
     // What a push notification says when the result waits with the chat closed (never the result itself).
     notify_text: z.string().trim().min(1).max(200).optional(),
+    rerun: rerunSchema.optional(),
+    deliver_within: spanSchema.optional(),
   }),
 );
 
@@ -92,6 +106,10 @@ export interface Tool {
         template: WhatsappTemplate | undefined;
         /** The push notification's text for a result of this tool (`async.notify_text`). */
         notifyText: string | undefined;
+        /** How many times a lost job is started again (0: never). */
+        rerunTimes: number;
+        /** How long a result may wait to be given before it expires; undefined: it never does. */
+        deliverWithinMs: number | undefined;
       }
     | undefined;
   request: ToolFile["request"];

@@ -1,9 +1,13 @@
 // A periodic safety net: whatever a crash or a Redis outage left between a commit and its queue job is put
 // back — a conversation whose inputs or outgoing messages wait with no turn to take them, a webhook
-// delivery never processed, a cancel request still owed, a push notification owed.
+// delivery never processed, a cancel request still owed, a push notification owed, a re-run's start call
+// still owed. It also expires results past their `deliver_within`, so the timeline shows it without waiting
+// for a turn.
 import type { HubContext } from "../context.js";
 import { sweepWebhooks } from "../channels/meta/meta-webhooks.js";
 import { resendOwedCancelRequests } from "../jobs/cancel-requests.js";
+import { startOwedReruns } from "../jobs/rerun.js";
+import { expireStaleResults } from "../delivery/stale-results.js";
 import { errorKey } from "../log-throttle.js";
 import { sweepPushes } from "../push/send-pushes.js";
 
@@ -22,12 +26,14 @@ async function requestLostTurns(ctx: HubContext): Promise<number> {
 
 export async function sweepOnce(
   ctx: HubContext,
-): Promise<{ turns: number; webhooks: number; cancels: number; pushes: number }> {
+): Promise<{ turns: number; webhooks: number; cancels: number; pushes: number; expired: number; reruns: number }> {
+  const expired = await expireStaleResults(ctx);
   const turns = await requestLostTurns(ctx);
   const webhooks = await sweepWebhooks(ctx);
   const cancels = await resendOwedCancelRequests(ctx);
   const pushes = await sweepPushes(ctx);
-  return { turns, webhooks, cancels, pushes };
+  const reruns = await startOwedReruns(ctx);
+  return { turns, webhooks, cancels, pushes, expired, reruns };
 }
 
 export function startSweeper(ctx: HubContext): { stop(): Promise<void> } {

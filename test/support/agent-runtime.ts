@@ -18,6 +18,8 @@ export function describeInput(input: TurnInput): string {
       return `result: ${(input.result as { message?: string }).message}`;
     case "tool_failed":
       return `failed (${input.reason}): ${input.message}`;
+    case "tool_expired":
+      return `expired (${input.reason}): ${input.tool}`;
     case "progress":
       return `progress: ${input.text}`;
     case "handback":

@@ -32,6 +32,8 @@ export class ToolBackend {
   startMode: StartMode = { kind: "accept" };
   /** Per job: how many cancel requests to answer 503 before accepting one. */
   readonly cancelFailures = new Map<string, number>();
+  /** Per job: the status every cancel request is answered with (404: the backend never knew the job). */
+  readonly cancelStatus = new Map<string, number>();
   private server: Server | undefined;
   url = "";
 
@@ -59,6 +61,11 @@ export class ToolBackend {
     });
     app.delete("/vatio/jobs/:id", requireToolKey, (req, res) => {
       const jobId = req.params.id as string;
+      const fixed = this.cancelStatus.get(jobId);
+      if (fixed !== undefined) {
+        this.cancels.push({ jobId, status: fixed });
+        return void res.status(fixed).json({ error: "no such job" });
+      }
       const failing = (this.cancelFailures.get(jobId) ?? 0) > 0;
       if (failing) this.cancelFailures.set(jobId, this.cancelFailures.get(jobId)! - 1);
       const status = failing ? 503 : 200;

@@ -2,6 +2,7 @@
 import { Router } from "express";
 import { z } from "zod";
 import { handBack, postHumanMessage, takeOver } from "../../console/control.js";
+import { closeConversation } from "../../conversations/close-conversation.js";
 import type { HubContext } from "../../context.js";
 import { conversationView } from "../../conversations/conversations.js";
 import { conversationTimeline, listConversations } from "../../console/console-queries.js";
@@ -50,6 +51,12 @@ export function consoleRoutes(ctx: HubContext): Router {
 
   router.get("/conversations/:id/timeline", eitherKey, async (req, res) => {
     res.json(await conversationTimeline(ctx, req.params.id as string));
+  });
+
+  // The agent runtime or a human may close a conversation; the person writing again reopens it.
+  router.post("/conversations/:id/close", eitherKey, async (req, res) => {
+    const conversation = await closeConversation(ctx, req.params.id as string);
+    res.json({ conversation: conversationView(conversation, ctx.now()) });
   });
 
   router.post("/conversations/:id/takeover", consoleOnly, async (req, res) => {

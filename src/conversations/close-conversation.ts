@@ -1,0 +1,24 @@
+// Closing a conversation (the agent runtime or a human, `POST /v1/conversations/{id}/close`): the
+// conversation is over for now. Nothing automated reaches the person until they write again, which reopens
+// it. What it held or waited to give is set aside (delivery-state's closeConversation), and a result that
+// comes later is recorded and expires (`conversation_closed`); the agent gets each as `tool_expired` with
+// the person's next message.
+import type { HubContext } from "../context.js";
+import type { ConversationRow } from "../delivery/rows.js";
+import { notFound } from "../errors.js";
+import { isUuid } from "./conversations.js";
+
+/** Closes it (closing a closed conversation changes nothing); the conversation as it now stands. */
+export async function closeConversation(ctx: HubContext, conversationId: string): Promise<ConversationRow> {
+  if (!isUuid(conversationId)) throw notFound("conversation");
+  const closed = await ctx.delivery.closeConversation(conversationId);
+  if (closed) {
+    ctx.log.info({ conversation_id: conversationId }, "conversation closed");
+    // Closing also ends a takeover: the console shows who has it now.
+    ctx.changes.publish({ type: "control", conversation: closed });
+    return closed;
+  }
+  const conversation = await ctx.delivery.readConversation(conversationId);
+  if (!conversation) throw notFound("conversation");
+  return conversation;
+}

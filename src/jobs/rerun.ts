@@ -1,0 +1,144 @@
+// Running a lost job again (a tool file's `async.rerun: {times}`, for idempotent tools only). A job whose
+// timeout passes without a result is lost: instead of telling the person it failed, the hub ends it and
+// records the job that takes its place in one statement (rerun-store.ts), then makes the start call —
+// same arguments, same toolCallId, a new job id and callback URL. After `times` re-runs a loss fails as
+// any timeout does. A cancelled job is never run again.
+//
+// Commit, then act: the start call is owed in the database (`startRequest: pending`) and claimed by one
+// process before it is made. A crash before the claim leaves it to the sweep; a crash after the claim and
+// before the call leaves a job the backend never heard of, which times out and counts as an attempt.
+import type { HubContext } from "../context.js";
+import { expiresAtFor } from "../delivery/stale-results.js";
+import { errorKey } from "../log-throttle.js";
+import { mapResponse, type ToolResult } from "../tools/map-response.js";
+import { renderToolRequest } from "../tools/render-request.js";
+import type { Tool } from "../tools/tool-file.js";
+import { callBackend } from "./backend-call.js";
+import { callbackUrl } from "./callback-url.js";
+import { enqueueCancelRequest } from "./cancel-requests.js";
+import { commitResult, readJob, recordAccepted, type JobRow } from "./job-store.js";
+import { claimStart, commitRerun, owedStarts } from "./rerun-store.js";
+import { failureReason, messageOf } from "./start-tool-call.js";
+
+/** A start call owed this long was left by a process that died between its commit and its claim. */
+const OWED_MS = 3_000;
+
+/** 2s, 10m, 8h: a timeout as a tool file writes it. */
+function shortDuration(ms: number): string {
+  if (ms % 3_600_000 === 0) return `${ms / 3_600_000}h`;
+  if (ms % 60_000 === 0) return `${ms / 60_000}m`;
+  return `${Math.round(ms / 1000)}s`;
+}
+
+/** Whether a job that ended without a result may run again: its tool asks for it and attempts remain. */
+export function mayRunAgain(tool: Tool | undefined, job: Pick<JobRow, "attempt">): boolean {
+  return tool?.async !== undefined && job.attempt <= tool.async.rerunTimes;
+}
+
+/** Ends a lost job and starts the job that takes its place; as endJob, whether this call ended it. */
+export async function runAgain(
+  ctx: HubContext,
+  job: JobRow,
+  tool: Tool,
+): Promise<{ job: JobRow | undefined; ended: boolean }> {
+  const timeoutMs = tool.async?.timeoutMs ?? 0;
+  const committed = await commitRerun(ctx.sql, {
+    jobId: job.id,
+    reason: "timeout",
+    cancelRequest: tool.async?.cancel ? "pending" : "not_declared",
+    text: `No result within ${shortDuration(timeoutMs)}: ran again (attempt ${job.attempt + 1} of ${tool.async!.rerunTimes + 1}).`,
+    timeoutMs,
+    at: ctx.now(),
+  });
+  if (!committed) return { job: await readJob(ctx.sql, job.id), ended: false };
+  const { lost, next, entry } = committed;
+  const log = { conversation_id: job.conversationId, job_id: job.id, tool: job.tool };
+  ctx.metrics.jobsEnded.inc({ tool: job.tool, status: "timed_out" });
+  ctx.log.info({ ...log, next_job_id: next.id, attempt: next.attempt }, "job lost; running it again");
+  ctx.changes.publish({ type: "messages", conversationId: job.conversationId, messages: [entry] });
+  // The lost job's backend may still be working on it (slow rather than lost): it is told to stop.
+  if (lost.cancelRequest === "pending") await enqueueCancelRequest(ctx, job.id);
+  // Not awaited: the backend has seconds to answer, and the timeout poll has other jobs to end.
+  void startOwedRerun(ctx, next.id);
+  return { job: lost, ended: true };
+}
+
+/** Makes a re-run's start call if this process claims it; never throws (the job's timeout is the backstop). */
+export async function startOwedRerun(ctx: HubContext, jobId: string): Promise<void> {
+  try {
+    const job = await claimStart(ctx.sql, jobId, ctx.now());
+    if (job) await callRerun(ctx, job);
+  } catch (error) {
+    ctx.warnRepeated(
+      `rerun:${errorKey(error)}`,
+      { err: error, job_id: jobId },
+      "re-run not started; it times out and counts as an attempt",
+    );
+  }
+}
+
+async function callRerun(ctx: HubContext, job: JobRow): Promise<void> {
+  const log = ctx.log.child({ conversation_id: job.conversationId, job_id: job.id, tool: job.tool });
+  const tool = ctx.tools.get(job.tool);
+  if (!tool?.async) {
+    await settle(ctx, job, { ok: false, reason: `the tool ${job.tool} is no longer defined` });
+    return;
+  }
+  const answer = await callBackend(
+    renderToolRequest(tool, job.arguments as Record<string, unknown>, ctx.env),
+    { "X-Vatio-Job-Id": job.id, "X-Vatio-Callback-Url": callbackUrl(ctx, job) },
+    ctx.config.toolStartTimeoutMs,
+  );
+  ctx.metrics.jobsStarted.inc({ tool: job.tool, outcome: "rerun" });
+  if (answer.ok && answer.status === 202) {
+    await recordAccepted(ctx.sql, job.id, messageOf(answer.body), ctx.now());
+    log.info({ attempt: job.attempt, rerun_of: job.rerunOf }, "re-run accepted by the backend");
+    return;
+  }
+  // An answer at once is the result; a refusal is the job's failure. Either is given like a late result.
+  if (answer.ok && answer.status === 200) {
+    await settle(ctx, job, { ok: true, mapped: mapResponse(tool.respond, answer.body) });
+    return;
+  }
+  const reason = failureReason(answer);
+  log.warn({ reason, attempt: job.attempt }, "backend refused the re-run");
+  await settle(ctx, job, { ok: false, reason });
+}
+
+/** A re-run settled by its start call: committed as a callback's result would be, then its turn asked for. */
+async function settle(
+  ctx: HubContext,
+  job: JobRow,
+  outcome: { ok: true; mapped: ToolResult } | { ok: false; reason: string },
+): Promise<void> {
+  const at = ctx.now();
+  const entry = await commitResult(ctx.sql, {
+    jobId: job.id,
+    status: outcome.ok ? "succeeded" : "failed",
+    mapped: outcome.ok ? outcome.mapped : null,
+    error: outcome.ok ? null : outcome.reason,
+    text: outcome.ok ? (outcome.mapped.message ?? null) : outcome.reason,
+    payload: outcome.ok ? { result: outcome.mapped } : { reason: "error", message: outcome.reason },
+    at,
+    expiresAt: expiresAtFor(ctx.tools.get(job.tool), at),
+  });
+  if (!entry) return;
+  ctx.metrics.jobsEnded.inc({ tool: job.tool, status: outcome.ok ? "succeeded" : "failed" });
+  ctx.changes.publish({ type: "messages", conversationId: job.conversationId, messages: [entry] });
+  await ctx.turns
+    .request(job.conversationId)
+    .catch((error: unknown) =>
+      ctx.warnRepeated(
+        `request:${errorKey(error)}`,
+        { err: error, conversation_id: job.conversationId, job_id: job.id },
+        "turn not requested; the sweep will",
+      ),
+    );
+}
+
+/** The sweep's part: start calls owed by a process that died after committing a re-run. */
+export async function startOwedReruns(ctx: HubContext): Promise<number> {
+  const owed = await owedStarts(ctx.sql, new Date(ctx.now().getTime() - OWED_MS), 50);
+  await Promise.all(owed.map((jobId) => startOwedRerun(ctx, jobId)));
+  return owed.length;
+}
