@@ -128,6 +128,13 @@ describe("running a lost job again", () => {
     await eventually(() => textsOf(client).some((text) => text.includes("report ready")), "the result in the widget");
     await hub.settled();
     expect(textsOf(client)).toEqual(["result: report ready"]);
+    // The widget saw the lost job end and its replacement run, then end.
+    expect(client.jobs.map((event) => [event.jobId, event.status])).toEqual([
+      [first, "running"],
+      [first, "timed_out"],
+      [second, "running"],
+      [second, "succeeded"],
+    ]);
 
     const inputs = agent.turnsOf(conversationId).flatMap((turn) => turn.inputs);
     expect(inputs).toMatchObject([

@@ -56,6 +56,17 @@ export async function runAgain(
   ctx.metrics.jobsEnded.inc({ tool: job.tool, status: "timed_out" });
   ctx.log.info({ ...log, next_job_id: next.id, attempt: next.attempt }, "job lost; running it again");
   ctx.changes.publish({ type: "messages", conversationId: job.conversationId, messages: [entry] });
+  // The person's client shows one job ending and the next running.
+  ctx.changes.publish({
+    type: "job",
+    conversationId: job.conversationId,
+    job: { id: lost.id, tool: lost.tool, status: "timed_out", at: lost.endedAt ?? ctx.now() },
+  });
+  ctx.changes.publish({
+    type: "job",
+    conversationId: job.conversationId,
+    job: { id: next.id, tool: next.tool, status: "running", at: next.createdAt },
+  });
   // The lost job's backend may still be working on it (slow rather than lost): it is told to stop.
   if (lost.cancelRequest === "pending") await enqueueCancelRequest(ctx, job.id);
   // Not awaited: the backend has seconds to answer, and the timeout poll has other jobs to end.
@@ -125,6 +136,11 @@ async function settle(
   if (!entry) return;
   ctx.metrics.jobsEnded.inc({ tool: job.tool, status: outcome.ok ? "succeeded" : "failed" });
   ctx.changes.publish({ type: "messages", conversationId: job.conversationId, messages: [entry] });
+  ctx.changes.publish({
+    type: "job",
+    conversationId: job.conversationId,
+    job: { id: job.id, tool: job.tool, status: outcome.ok ? "succeeded" : "failed", at },
+  });
   await ctx.turns
     .request(job.conversationId)
     .catch((error: unknown) =>
