@@ -139,6 +139,13 @@ describe("fuzzing every JSON endpoint", () => {
       keys: [],
       headers: human,
     },
+    {
+      name: "close",
+      method: "POST",
+      path: () => `/v1/conversations/${conversationId}/close`,
+      keys: [],
+      headers: human,
+    },
     { name: "widget session", method: "POST", path: () => "/widget/sessions", keys: ["channel", "visitorId", "name"] },
     {
       name: "web push subscription",
