@@ -72,7 +72,7 @@ export interface WidgetHistory {
 export interface ServerToClientEvents {
   /** Sent once on every connection; the client confirms what it has shown with `received`. */
   history: (payload: WidgetHistory) => void;
-  /** A new message; the client acks it so it is marked delivered. */
+  /** A new message; the client acks it once stored or shown — any ack counts, whatever it carries — so it is delivered. */
   message: (message: WidgetMessage, ack: Ack<{ ok: true }>) => void;
   /** A running job's progress. */
   progress: (progress: WidgetProgress) => void;
