@@ -152,7 +152,7 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
   const stopJobForwarding = forwardJobsToWidgets(ctx);
   if (config.role !== "worker") {
     server = createServer(createApp(ctx));
-    realtime.io.attach(server);
+    realtime.attach(server);
     attachWidgetNamespace(ctx);
     // A deep accept queue: a burst of callbacks waits to be accepted rather than being reset.
     server.listen({ port: config.port, host: config.host, backlog: 4096 });
@@ -214,9 +214,10 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
       await jobWaiters.close();
       if (server) {
         const closed = new Promise<void>((resolve) => server!.close(() => resolve()));
-        realtime.dropLocalConnections();
+        const dropped = realtime.dropLocalConnections();
         server.closeIdleConnections();
         await boundedWait(closed, DRAIN_HTTP_MS, () => server!.closeAllConnections());
+        await dropped;
       }
       await sweeper?.stop();
       const queueWorkers = [workers, turnWorker, webhookWorker, pushWorker];

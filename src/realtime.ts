@@ -1,5 +1,13 @@
 // socket.io, in every hub process: web processes attach it to their HTTP server; worker processes use it
 // only to broadcast. The Redis Streams adapter carries events (and acks) between processes.
+//
+// No connection-state recovery: with it, socket.io appends a stream offset as an extra argument to every event
+// sent without an ack (history, progress, typing, job), which clients other than the JavaScript one hand to
+// their handlers (a Python handler of one argument raises; a Dart handler gets a List). It would add nothing:
+// every connection gets the history after the client's lastMessageId with the running jobs, and messages,
+// which carry acks, were never replayed by it anyway.
+import type { Server as HttpServer } from "node:http";
+import type { Duplex } from "node:stream";
 import { createAdapter } from "@socket.io/redis-streams-adapter";
 import { Redis } from "ioredis";
 import { Server, type Namespace } from "socket.io";
@@ -13,6 +21,9 @@ import {
 } from "./channels/widget/events.js";
 import { CONSOLE_NAMESPACE, type ConsoleClientToServer, type ConsoleServerToClient } from "./console/console-events.js";
 
+/** How long a WebSocket client has, on stop, to close its end after the hub closed its own. */
+const WEBSOCKET_CLOSE_GRACE_MS = 1000;
+
 export type WidgetNamespace = Namespace<ClientToServerEvents, ServerToClientEvents, Record<string, never>, SocketData>;
 
 export type ConsoleNamespace = Namespace<ConsoleClientToServer, ConsoleServerToClient>;
@@ -23,16 +34,23 @@ export interface Realtime {
   console: ConsoleNamespace;
   progress(conversationId: string, progress: WidgetProgress): void;
   typing(conversationId: string, typing: boolean): void;
+  /** Serves socket.io on this HTTP server (web roles). */
+  attach(server: HttpServer): void;
   /**
-   * Closes the transports of this process's sockets (not other processes'): clients see a transport close,
-   * reconnect by themselves — to another process or to this one restarted — and recover their session.
+   * Stops taking connections and closes the transports of this process's sockets (not other processes'):
+   * clients see a lost connection and reconnect by themselves — to another process, or to this one restarted.
+   * A WebSocket whose client has not closed its end within a second is cut (python-socketio leaves its end
+   * open, which kept a stopping hub waiting). Resolves once every WebSocket connection is closed.
    */
-  dropLocalConnections(): void;
+  dropLocalConnections(): Promise<void>;
   close(): Promise<void>;
 }
 
 export function createRealtime(redisUrl: string, prefix: string): Realtime {
   const redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
+  let accepting = true;
+  /** The TCP connections upgraded to WebSocket: an HTTP server's own close does not end them. */
+  const upgraded = new Set<Duplex>();
   redis.on("error", () => {});
   const io = new Server({
     adapter: createAdapter(redis, {
@@ -40,9 +58,15 @@ export function createRealtime(redisUrl: string, prefix: string): Realtime {
       channelPrefix: `${prefix}:socket.io`,
       sessionKeyPrefix: `${prefix}:sio:session:`,
     }),
-    connectionStateRecovery: { maxDisconnectionDuration: 2 * 60_000, skipMiddlewares: true },
     cors: { origin: true },
+    // A stopping process takes no new connection, not even over a keep-alive connection still open to it.
+    allowRequest: (_req, answer) => answer(accepting ? null : "stopping", accepting),
   });
+  // Nothing is served on the default namespace: a client that lost the namespace on the way (python-socketio
+  // drops the path of "https://hub/widget") is told so at once rather than connected to silence.
+  io.of("/").use((_socket, next) =>
+    next(Object.assign(new Error("wrong_namespace"), { data: { code: "wrong_namespace", use: WIDGET_NAMESPACE } })),
+  );
   const widget = io.of(WIDGET_NAMESPACE) as WidgetNamespace;
   const consoleNs = io.of(CONSOLE_NAMESPACE) as ConsoleNamespace;
   return {
@@ -51,8 +75,22 @@ export function createRealtime(redisUrl: string, prefix: string): Realtime {
     console: consoleNs,
     progress: (conversationId, progress) => void widget.to(roomOf(conversationId)).emit("progress", progress),
     typing: (conversationId, typing) => void widget.to(roomOf(conversationId)).emit("typing", { typing }),
-    dropLocalConnections() {
+    attach(server) {
+      io.attach(server);
+      server.on("upgrade", (_req, socket: Duplex) => {
+        upgraded.add(socket);
+        socket.once("close", () => upgraded.delete(socket));
+      });
+    },
+    async dropLocalConnections() {
+      accepting = false;
       (io.engine as typeof io.engine | undefined)?.close();
+      const open = [...upgraded];
+      const closed = Promise.all(open.map((socket) => new Promise((resolve) => socket.once("close", resolve))));
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([closed, new Promise((resolve) => (timer = setTimeout(resolve, WEBSOCKET_CLOSE_GRACE_MS)))]);
+      clearTimeout(timer);
+      for (const socket of open) socket.destroy();
     },
     async close() {
       // io.close() acts on this process's sockets only; io.disconnectSockets() would reach every process.

@@ -255,16 +255,22 @@ describe("delivery state transitions", () => {
     expect(published).toHaveLength(0);
   });
 
-  it("markDelivered moves only stored or live messages; markRead reads up to a message, and knows unknown ids", async () => {
+  it("markReceived delivers only what was sent, up to the confirmed message, if stored or live; markRead reads up to a message, and knows unknown ids", async () => {
     const c = await conversation();
     const make = (status: string) =>
       hub.db.message.create({ data: { id: randomUUID(), conversationId: c.id, role: "agent", text: status, status } });
     const stored = await make("stored");
     const pending = await make("pending");
-    await state.markDelivered(c.id, [stored.id, pending.id]);
+    const notSent = await make("stored");
+    const afterUpTo = await make("stored");
+    expect(await state.markReceived(c.id, [stored.id, pending.id, afterUpTo.id], notSent.id)).toBe(true);
     expect((await message(stored.id)).status).toBe("delivered");
     expect((await message(pending.id)).status).toBe("pending");
+    expect((await message(notSent.id)).status).toBe("stored");
+    expect((await message(afterUpTo.id)).status).toBe("stored");
     expect(changedIds()).toEqual([stored.id]);
+    expect(await state.markReceived(c.id, [afterUpTo.id], randomUUID())).toBe(false);
+    expect((await message(afterUpTo.id)).status).toBe("stored");
 
     published.length = 0;
     const later = await make("live");

@@ -100,7 +100,7 @@ describe("a hostile visitor", () => {
   it("malformed events and acks that are not functions never end the hub process", async () => {
     const session = await openSession(hub.url);
     const socket = await connect("/widget", { token: session.token });
-    for (const event of ["send", "read", "unknown-event"]) {
+    for (const event of ["send", "read", "received", "unknown-event"]) {
       for (const payload of PAYLOADS) {
         socket.emit(event, payload); // no ack at all
         for (const ack of ACKS) socket.emit(event, payload, ack);

@@ -3,6 +3,7 @@
 // connect with web/widget.js's socket options (long-polling first, reconnection, an auth callback with the
 // newest message id); the mobile and forged-token clients are websocket-only.
 import { execFile } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AGENT_SECRET, AgentRuntime } from "./support/agent-runtime.js";
@@ -196,7 +197,7 @@ describe("delivering to the widget", () => {
     expect(full.history[0]!.map((m) => m.role)).toEqual(["user", "agent", "agent"]);
   });
 
-  it("a widget whose transport drops reconnects by itself, recovers its session, and gets the history after its newest message", async () => {
+  it("a widget whose transport drops reconnects by itself and gets the history after its newest message", async () => {
     const session = await openSession(hub.url);
     const client = await connect(session.token);
     await client.send("hello before the drop", "drop-1");
@@ -210,7 +211,8 @@ describe("delivering to the widget", () => {
     serverSockets[0]!.conn.close();
 
     await eventually(() => client.history.length === 2, "the history of the reconnection");
-    expect(client.connections).toEqual([{ recovered: false }, { recovered: true }]);
+    // A new session each time: the hub offers no connection-state recovery (it would add an argument to events).
+    expect(client.connections).toEqual([{ recovered: false }, { recovered: false }]);
     // The reconnection asked for what follows its newest message: nothing.
     expect(client.history[1]).toEqual([]);
     const posted = await hub.api("POST", `/v1/conversations/${session.conversationId}/messages`, {
@@ -522,7 +524,36 @@ describe("delivering to the widget", () => {
     }
   });
 
-  it("a message pushed to a socket that never acks it ends stored (decided live), not delivered, and comes with the next history", async () => {
+  it("one visitor id is one conversation on every widget channel (web, iOS, Android, Flutter), even when their first sessions race", async () => {
+    const phone = await openSession(hub.url, { channel: "android" });
+    const other = await openSession(hub.url, { channel: "ios", visitorId: phone.visitorId });
+    expect(other).toMatchObject({ status: 200, conversationId: phone.conversationId });
+    const web = await openSession(hub.url, { channel: "web", visitorId: phone.visitorId });
+    expect(web).toMatchObject({ status: 200, conversationId: phone.conversationId });
+    // The conversation keeps the channel of its first session.
+    const conversation = (await hub.api("GET", `/v1/conversations/${phone.conversationId}`)).body.conversation;
+    expect(conversation).toMatchObject({ channel: "android", contact: phone.visitorId });
+
+    const visitorId = randomBytes(24).toString("base64url");
+    const sessions = await Promise.all(
+      ["web", "ios", "android", "flutter", "web", "ios"].map((channel) => openSession(hub.url, { channel, visitorId })),
+    );
+    expect(new Set(sessions.map((s) => s.conversationId)).size).toBe(1);
+    expect(sessions.filter((s) => s.status === 201)).toHaveLength(1);
+    expect(await hub.db.conversation.count({ where: { contact: visitorId } })).toBe(1);
+
+    // A message from the app reaches the website's open chat of the same person.
+    const site = await connect(web.token);
+    const app = await WidgetClient.connect(hub.url, { token: other.token });
+    clients.push(app);
+    const sent = await app.send("sent from the phone", "cross-1");
+    await eventually(
+      () => site.messages.find((m) => "id" in sent && m.id === sent.id),
+      "the app's message on the site",
+    );
+  });
+
+  it("a message pushed to a socket that never acks it ends stored (decided live), comes with the next history, and is delivered only once a client confirms that history", async () => {
     const session = await openSession(hub.url);
     const silent = await connect(session.token, undefined, { ack: false });
     const posted = await hub.api("POST", `/v1/conversations/${session.conversationId}/messages`, {
@@ -537,9 +568,19 @@ describe("delivering to the widget", () => {
     expect(await statusOf(id)).toEqual({ status: "stored", decision: "live" });
     silent.close();
 
+    // Sent in a history is not delivered: a client whose handler failed on it confirms nothing.
+    const unconfirmed = await connect(session.token, undefined, { confirm: false });
+    expect(unconfirmed.history[0]!.map((m) => m.id)).toEqual([id]);
+    // A confirmation of a message this connection's history did not carry (nor the conversation) counts for nothing.
+    expect(await unconfirmed.confirm(session.conversationId)).toEqual({ ok: false });
+    expect(await statusOf(id)).toEqual({ status: "stored", decision: "live" });
+    unconfirmed.close();
+
     const next = await connect(session.token);
     expect(next.history[0]!.map((m) => [m.id, m.text])).toEqual([[id, "did this reach you?"]]);
-    await eventually(async () => (await statusOf(id)).status === "delivered", "delivered by the history");
+    await eventually(() => next.receipts.length === 1, "the history confirmed");
+    expect(next.receipts).toEqual([{ upTo: id, answer: { ok: true } }]);
+    expect(await statusOf(id)).toEqual({ status: "delivered", decision: "live" });
   });
 
   it("a message one of the person's sockets acks is delivered, even when another of their sockets never acks", async () => {
@@ -579,16 +620,23 @@ describe("delivering to the widget", () => {
 
     const newDevice = await connect(session.token);
     expect(newDevice.history[0]!.map((m) => m.text)).toEqual(texts.slice(10));
+    expect(newDevice.resets).toEqual([false]);
     const resumed = await connect(session.token, idOf(1));
     expect(resumed.history[0]!.map((m) => m.text)).toEqual(texts.slice(1, 201));
+    expect(resumed.resets).toEqual([false]);
     const rest = await connect(session.token, idOf(201));
     expect(rest.history[0]!.map((m) => m.text)).toEqual(texts.slice(201));
-    // An id the conversation does not have (here, another conversation's message) counts as none.
+    // An id the conversation does not have (here, another conversation's message): the newest 200, flagged
+    // `reset` so that the client replaces its list rather than appending to it.
     const elsewhere = await openSession(hub.url);
     const foreign = (await hub.api("POST", `/v1/conversations/${elsewhere.conversationId}/messages`, { text: "x" }))
       .body.message.id as string;
     const unknown = await connect(session.token, foreign);
     expect(unknown.history[0]!.map((m) => m.text)).toEqual(texts.slice(10));
+    expect(unknown.resets).toEqual([true]);
+    const malformed = await connect(session.token, "not-an-id");
+    expect(malformed.history[0]!.map((m) => m.text)).toEqual(texts.slice(10));
+    expect(malformed.resets).toEqual([true]);
   });
 
   it("the widget hears typing: true while the agent composes a reply, and typing: false once it is done", async () => {

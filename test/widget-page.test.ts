@@ -1,8 +1,9 @@
 // The web widget in a real browser (headless Chromium), used the way a person uses it: on a phone, with the
 // keyboard, with a screen reader's names; a slow job's progress shown once, its "working on it" line gone when
 // the job ends (even while a human has the conversation and its result is held) and back after a reload
-// mid-job; nothing left in the host page's globals; a notice, once, while the agent runtime cannot answer; and
-// the typing indicator kept until the reply is on screen.
+// mid-job; a history confirmed once shown, and a list replaced when the hub does not know the widget's cursor;
+// nothing left in the host page's globals; a notice, once, while the agent runtime cannot answer; and the typing
+// indicator kept until the reply is on screen.
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { AgentRuntime, AGENT_SECRET } from "./support/agent-runtime.js";
@@ -360,6 +361,47 @@ describe("the widget", () => {
     await openDemo(page, hub);
     await messages(page, "agent", "Ended while away").waitFor({ state: "attached", ...WAIT });
     expect(await jobLine(page).isHidden()).toBe(true);
+  });
+
+  it("confirms a history once it shows it (then it is delivered), and replaces its list when the hub does not know its cursor", async () => {
+    let page = await newPage();
+    await openDemo(page, hub);
+    const conversationId = await conversationOf(page);
+    await page.close();
+    // Written while no tab is open: stored, then shown — and confirmed — by the next page.
+    const posted = await hub.api("POST", `/v1/conversations/${conversationId}/messages`, {
+      text: "While you were away",
+    });
+    const id = posted.body.message.id as string;
+    await expect
+      .poll(async () => (await hub.db.message.findUniqueOrThrow({ where: { id } })).status, WAIT)
+      .toBe("stored");
+    page = await context!.newPage();
+    await openDemo(page, hub);
+    await messages(page, "agent", "While you were away").waitFor({ state: "attached", ...WAIT });
+    await expect
+      .poll(async () => (await hub.db.message.findUniqueOrThrow({ where: { id } })).status, WAIT)
+      .toBe("delivered");
+
+    // A cache from elsewhere: a cursor and a message this conversation does not have.
+    await page.evaluate(() => {
+      const prefix = Object.keys(localStorage)
+        .find((name) => name.endsWith(":session"))!
+        .slice(0, -":session".length);
+      const stranger = {
+        id: crypto.randomUUID(),
+        role: "agent",
+        text: "Not from this conversation",
+        createdAt: new Date().toISOString(),
+      };
+      localStorage.setItem(`${prefix}:messages`, JSON.stringify([stranger]));
+      localStorage.setItem(`${prefix}:cursor`, JSON.stringify({ id: stranger.id, createdAt: stranger.createdAt }));
+    });
+    await page.reload();
+    await page.locator('#cdh-widget[data-ready="true"]').waitFor({ state: "attached", ...WAIT });
+    await messages(page, "agent", "While you were away").waitFor({ state: "attached", ...WAIT });
+    expect(await messages(page, "agent", "Not from this conversation").count()).toBe(0);
+    expect(await messages(page, "agent", "While you were away").count()).toBe(1);
   });
 
   describe("on another site", () => {

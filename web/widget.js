@@ -414,6 +414,16 @@
     renderJobs();
   }
 
+  /** Drops the messages shown (not the person's unsent ones) and the cursor, to show the hub's list instead. */
+  function forgetMessages() {
+    for (const node of shown.values()) node.remove();
+    shown.clear();
+    jobTexts.clear();
+    cursor = null;
+    save("cursor", null);
+    save("messages", null);
+  }
+
   async function ensureSession() {
     for (let attempt = 0; !session.token; attempt++) {
       try {
@@ -466,12 +476,16 @@
     socket.on("connect", () => {
       jobsSinceConnect.clear();
       setStatus("online", "Online");
-      // A recovered connection gets the missed events replayed instead of a history.
-      if (socket.recovered) ready();
     });
     socket.on("history", (payload) => {
-      for (const message of (payload && payload.messages) || []) addMessage(message);
+      const messages = (payload && payload.messages) || [];
+      // The hub does not know our cursor: these are the newest messages, not what follows ours.
+      if (payload && payload.reset) forgetMessages();
+      for (const message of messages) addMessage(message);
       restoreJobs(payload && payload.jobs);
+      // Shown and kept: only now does the hub count them as delivered.
+      const last = messages[messages.length - 1];
+      if (last && last.id) socket.timeout(SEND_ACK_TIMEOUT_MS).emit("received", { upTo: last.id }, () => {});
       ready();
     });
     socket.on("message", (message, ack) => {
@@ -511,7 +525,7 @@
     });
   }
 
-  // The hub has answered with the history (or recovered the session): the conversation is in sync.
+  // The hub has answered with the history: the conversation is in sync.
   function ready() {
     ui.root.setAttribute("data-ready", "true");
     flushOutbox();

@@ -1,10 +1,10 @@
 // Conversations: created by the agent runtime, widget sessions or inbound webhooks; one per (channel, account, contact).
 import { randomUUID } from "node:crypto";
-import type { SqlQuery } from "../db/sql.js";
+import type { Sql, SqlQuery } from "../db/sql.js";
 import { notFound } from "../errors.js";
 import type { Conversation } from "../generated/prisma/client.js";
 import { windowOf, type WindowState } from "../delivery/window.js";
-import { type Channel } from "../delivery/channel-port.js";
+import { WIDGET_CHANNELS, type Channel } from "../delivery/channel-port.js";
 import { conversationFromJson, type ConversationRow } from "../delivery/rows.js";
 
 export interface ConversationView {
@@ -66,6 +66,35 @@ export async function findOrCreateConversation(
     [input.channel, input.account ?? "", input.contact],
   );
   return { conversation: existing!, created: false };
+}
+
+/**
+ * A widget visitor's conversation: one per visitor id across web, iOS, Android and Flutter — they are
+ * delivered the same way, and a person who chats on the website and then opens the app (with the same visitor
+ * id) expects the same conversation. It keeps the channel of its first session. Where an older hub made one
+ * per channel for the same visitor, the oldest is the one returned.
+ */
+export async function findOrCreateWidgetConversation(
+  sql: Sql,
+  input: { channel: Channel; account: string; visitorId: string; name?: string | undefined },
+): Promise<{ conversation: ConversationRow; created: boolean }> {
+  return sql.transaction(async (tx) => {
+    // The unique key is per channel: two first sessions of one visitor from two apps at once are serialised
+    // here, so they make one conversation.
+    await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`widget-visitor:${input.visitorId}`]);
+    const [existing] = await tx.query<ConversationRow>(
+      `SELECT * FROM "Conversation" WHERE account = $1 AND contact = $2 AND channel = ANY($3::text[])
+       ORDER BY "createdAt", id LIMIT 1`,
+      [input.account, input.visitorId, WIDGET_CHANNELS],
+    );
+    if (existing) return { conversation: existing, created: false };
+    return findOrCreateConversation(tx, {
+      channel: input.channel,
+      account: input.account,
+      contact: input.visitorId,
+      name: input.name,
+    });
+  });
 }
 
 /**

@@ -10,7 +10,15 @@ export const HISTORY_LIMIT = 200;
 const VISIBLE = `"conversationId" = $1::uuid AND role IN ('user', 'agent', 'human')
   AND (status IS NULL OR status NOT IN ('pending', 'held', 'superseded'))`;
 
-export async function widgetHistory(sql: SqlQuery, conversationId: string, after: unknown): Promise<MessageRow[]> {
+/**
+ * The messages after `after`, or the newest ones when there is no cursor; `reset` when the client sent a cursor
+ * this conversation does not have (its list is not this conversation's, or not the hub's any more).
+ */
+export async function widgetHistory(
+  sql: SqlQuery,
+  conversationId: string,
+  after: unknown,
+): Promise<{ messages: MessageRow[]; reset: boolean }> {
   if (typeof after === "string" && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(after)) {
     const [row] = await sql.query<{ anchored: boolean; rows: Record<string, unknown>[] }>(
       `WITH anchor AS (SELECT seq FROM "Message" WHERE id = $2::uuid AND "conversationId" = $1::uuid)
@@ -19,13 +27,13 @@ export async function widgetHistory(sql: SqlQuery, conversationId: string, after
             SELECT * FROM "Message" WHERE ${VISIBLE} AND seq > (SELECT seq FROM anchor) ORDER BY seq LIMIT $3) h) AS rows`,
       [conversationId, after, HISTORY_LIMIT],
     );
-    if (row?.anchored) return row.rows.map(messageFromJson);
+    if (row?.anchored) return { messages: row.rows.map(messageFromJson), reset: false };
   }
   const newest = await sql.query<MessageRow>(`SELECT * FROM "Message" WHERE ${VISIBLE} ORDER BY seq DESC LIMIT $2`, [
     conversationId,
     HISTORY_LIMIT,
   ]);
-  return newest.reverse();
+  return { messages: newest.reverse(), reset: after !== undefined && after !== null && after !== "" };
 }
 
 /** A job running in the conversation, with its latest progress: what a widget shows as "working on it". */

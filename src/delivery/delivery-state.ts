@@ -554,15 +554,23 @@ export function deliveryState(sql: Sql, changes: Changes, now: () => Date) {
       return changed.length;
     },
 
-    /** Messages a client confirmed it holds (a widget's ack, or its history): delivered. */
-    async markDelivered(conversationId: string, ids: string[]): Promise<void> {
-      if (ids.length === 0) return;
-      const changed = await sql.query<MessageRow>(
-        `UPDATE "Message" SET status = 'delivered', "updatedAt" = $2
-         WHERE id = ANY($1::uuid[]) AND status IN ('stored', 'live') RETURNING *`,
-        [ids, now()],
+    /**
+     * A widget confirmed the history it was sent (`sentIds`) up to and including `upToId`: what of it was
+     * stored or live is delivered. What was sent but not confirmed stays as it was. `known` is false when
+     * `upToId` is not a message of the conversation.
+     */
+    async markReceived(conversationId: string, sentIds: readonly string[], upToId: string): Promise<boolean> {
+      const [row] = await sql.query<{ known: boolean; changed: JsonRows }>(
+        `WITH upto AS (SELECT seq FROM "Message" WHERE id = $2::uuid AND "conversationId" = $1::uuid),
+         d AS (
+           UPDATE "Message" SET status = 'delivered', "updatedAt" = $4
+           WHERE "conversationId" = $1::uuid AND id = ANY($3::uuid[]) AND seq <= (SELECT seq FROM upto)
+             AND status IN ('stored', 'live') RETURNING *)
+         SELECT EXISTS (SELECT 1 FROM upto) AS known, (SELECT coalesce(json_agg(d), '[]') FROM d) AS changed`,
+        [conversationId, upToId, sentIds, now()],
       );
-      publish(conversationId, changed);
+      publish(conversationId, messages(row?.changed));
+      return row?.known === true;
     },
 
     /**

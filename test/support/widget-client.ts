@@ -3,9 +3,10 @@
 // Two modes:
 // - "widget": the socket options of web/widget.js — socket.io-client's default transports (HTTP long-polling
 //   first, then the upgrade to websocket), automatic reconnection, and an auth callback, so every
-//   (re)connection sends the newest message id the client has; connection-state recovery on the hub's side.
+//   (re)connection sends the newest message id the client has.
 //   With `reading` on it sends `read` receipts the way the widget does while its panel is open.
 // - "websocket": websocket only, no reconnection, the auth fixed at construction (a minimal mobile client).
+// Both confirm each history with `received` once they have it, as the protocol asks (unless `confirm` is off).
 import { io, type Socket } from "socket.io-client";
 import type {
   ClientToServerEvents,
@@ -38,6 +39,8 @@ export interface WidgetClientOptions {
   ack?: boolean;
   /** Widget mode: the chat is on screen, so `read` goes out up to the newest message after each history and message. */
   reading?: boolean;
+  /** Confirm each history with `received` (default true); a client that does not leaves it stored. */
+  confirm?: boolean;
 }
 
 const READ_ACK_TIMEOUT_MS = 5000;
@@ -48,11 +51,15 @@ export class WidgetClient {
   readonly progress: WidgetProgress[] = [];
   /** `job` events: jobs starting and ending. */
   readonly jobs: WidgetJob[] = [];
+  /** Each `history`'s `reset` flag (false when absent). */
+  readonly resets: boolean[] = [];
   /** The running jobs each `history` listed. */
   readonly historyJobs: (WidgetRunningJob[] | undefined)[] = [];
   readonly typing: boolean[] = [];
-  /** One entry per `connect`: whether connection-state recovery restored the session. */
+  /** One entry per `connect`: whether connection-state recovery restored the session (the hub has none). */
   readonly connections: { recovered: boolean }[] = [];
+  /** Every `received` sent, with the hub's answer (undefined when none came). */
+  readonly receipts: { upTo: string; answer: { ok: boolean } | undefined }[] = [];
   /** The transports the connection went through, in order: each opening transport, then each upgrade. */
   readonly transports: string[] = [];
   /** Every `read` sent, with the hub's answer (undefined when none came). */
@@ -81,11 +88,14 @@ export class WidgetClient {
       this.transports.push(engine.transport.name);
       engine.on("upgrade", (transport: { name: string }) => this.transports.push(transport.name));
     });
-    this.socket.on("connect", () => this.connections.push({ recovered: this.socket.recovered }));
-    this.socket.on("history", ({ messages, jobs }) => {
+    this.socket.on("connect", () => this.connections.push({ recovered: this.socket.recovered === true }));
+    this.socket.on("history", ({ messages, jobs, reset }) => {
       this.history.push(messages);
+      this.resets.push(reset === true);
       this.historyJobs.push(jobs);
       for (const message of messages) this.advance(message);
+      const last = messages.at(-1);
+      if (last && options.confirm !== false) void this.confirm(last.id);
       if (this.reading) void this.read();
     });
     this.socket.on("message", (message, ack) => {
@@ -131,6 +141,16 @@ export class WidgetClient {
       .emitWithAck("read", { upTo })
       .catch(() => undefined);
     this.reads.push({ upTo, answer });
+    return answer;
+  }
+
+  /** Confirms the history up to `upTo` with `received`; resolves with the hub's answer. */
+  async confirm(upTo: string): Promise<{ ok: boolean } | undefined> {
+    const answer = await this.socket
+      .timeout(READ_ACK_TIMEOUT_MS)
+      .emitWithAck("received", { upTo })
+      .catch(() => undefined);
+    this.receipts.push({ upTo, answer });
     return answer;
   }
 

@@ -57,13 +57,22 @@ export interface WidgetAuth {
 export type Ack<T> = (answer: T) => void;
 export type SendAnswer = { id: string } | { error: { code: string; message: string } };
 
-export interface ServerToClientEvents {
+export interface WidgetHistory {
+  /** Oldest first: the messages after `lastMessageId`, or the newest ones (see `reset`). */
+  messages: WidgetMessage[];
+  /** The jobs running when the history was read (absent from hubs that predate it). */
+  jobs?: WidgetRunningJob[];
   /**
-   * Messages after `lastMessageId`, oldest first, sent once on connect, with the conversation's running jobs
-   * (`jobs` is absent from hubs that predate it).
+   * Present (true) when the client sent a `lastMessageId` this conversation does not have: the messages are
+   * the newest ones, not what follows the client's cursor, so the client replaces what it shows with them.
    */
-  history: (payload: { messages: WidgetMessage[]; jobs?: WidgetRunningJob[] }) => void;
-  /** A new message; the client acks it so it is marked delivered. */
+  reset?: true;
+}
+
+export interface ServerToClientEvents {
+  /** Sent once on every connection; the client confirms what it has shown with `received`. */
+  history: (payload: WidgetHistory) => void;
+  /** A new message; the client acks it once stored or shown — any ack counts, whatever it carries — so it is delivered. */
   message: (message: WidgetMessage, ack: Ack<{ ok: true }>) => void;
   /** A running job's progress. */
   progress: (progress: WidgetProgress) => void;
@@ -78,6 +87,11 @@ export interface ClientToServerEvents {
   send: (payload: { text: string; clientId: string }, ack: Ack<SendAnswer>) => void;
   /** The person has seen every message up to and including `upTo`. */
   read: (payload: { upTo: string }, ack?: Ack<{ ok: boolean }>) => void;
+  /**
+   * The client has shown (or stored) this connection's history up to and including `upTo`: those messages
+   * are delivered. A history the client never confirms stays stored and comes again.
+   */
+  received: (payload: { upTo: string }, ack?: Ack<{ ok: boolean }>) => void;
 }
 
 export interface SocketData {

@@ -5,7 +5,7 @@ import { z } from "zod";
 import { acceptableVisitorId, issueVisitorId } from "../../channels/widget/visitor-id.js";
 import { createWidgetToken } from "../../channels/widget/widget-token.js";
 import type { HubContext } from "../../context.js";
-import { findOrCreateConversation } from "../../conversations/conversations.js";
+import { findOrCreateWidgetConversation } from "../../conversations/conversations.js";
 import { WIDGET_CHANNELS } from "../../delivery/channel-port.js";
 import { HubError, rateLimited } from "../../errors.js";
 import { parseInput } from "../validate.js";
@@ -49,11 +49,11 @@ export function widgetRoutes(ctx: HubContext): Router {
     const verdict = await ctx.limits.session(req.ip ?? "");
     if (!verdict.ok) throw rateLimited(verdict.retryAfterMs);
     const visitorId = body.visitorId ?? issueVisitorId(secret);
-    const { conversation, created } = await findOrCreateConversation(ctx.sql, {
+    const { conversation, created } = await findOrCreateWidgetConversation(ctx.sql, {
       channel: body.channel,
       // Apart from conversations the agent runtime creates: a visitor id can never open one of those.
       account: WIDGET_ACCOUNT,
-      contact: visitorId,
+      visitorId,
       name: body.name,
     });
     res.status(created ? 201 : 200).json({

@@ -1,6 +1,6 @@
-// The `/widget` socket.io namespace: token auth, history after lastMessageId (with the running jobs), the
-// person's messages (idempotent on clientId), read receipts, and jobs starting and ending. Thin: each handler
-// calls one function.
+// The `/widget` socket.io namespace: token auth, history after lastMessageId (with the running jobs) and its
+// confirmation, the person's messages (idempotent on clientId), read receipts, and jobs starting and ending.
+// Thin: each handler calls one function.
 // Every handler takes whatever a client sends — any payload, an ack that is not a function, no ack — and
 // never throws: a visitor's socket is untrusted input, and one bad event must not reach the process.
 import { z } from "zod";
@@ -21,7 +21,7 @@ const sendSchema = z.object({
   text: z.string().trim().min(1).max(4000).refine(storable, STORABLE),
   clientId: z.string().min(1).max(100).refine(storable, STORABLE),
 });
-const readSchema = z.object({ upTo: z.uuid() });
+const upToSchema = z.object({ upTo: z.uuid() });
 /**
  * A socket's events are handled one at a time, in the order sent (a person's messages keep their order,
  * and one visitor holds at most one database connection); this many may wait, more are refused at once.
@@ -111,12 +111,23 @@ export function attachWidgetNamespace(ctx: HubContext): void {
 
     socket.on("read", (payload: unknown, ack: unknown) =>
       handle(ack, async (reply) => {
-        const parsed = readSchema.safeParse(payload);
+        const parsed = upToSchema.safeParse(payload);
         reply({ ok: parsed.success && (await ctx.delivery.markRead(conversationId, parsed.data.upTo)) });
       }),
     );
 
-    void sendHistory(ctx, socket).catch((error: unknown) =>
+    /** The ids this connection's history carried: only those can be confirmed by `received`. */
+    let historyIds: readonly string[] = [];
+    socket.on("received", (payload: unknown, ack: unknown) =>
+      handle(ack, async (reply) => {
+        const parsed = upToSchema.safeParse(payload);
+        reply({
+          ok: parsed.success && (await ctx.delivery.markReceived(conversationId, historyIds, parsed.data.upTo)),
+        });
+      }),
+    );
+
+    void sendHistory(ctx, socket, (ids) => (historyIds = ids)).catch((error: unknown) =>
       ctx.warnRepeated(
         `widget-history:${errorKey(error)}`,
         { err: error, conversation_id: conversationId },
@@ -132,23 +143,28 @@ function refusal(code: string, retryAfterMs?: number): Error {
 }
 
 /**
- * Sent on every connection, recovered ones included: connection-state recovery replays only events sent
- * without an ack, so a message pushed while the transport was down would otherwise never arrive.
+ * Sent on every connection: whatever happened while the client was away (a message pushed while its transport
+ * was down, a restart) comes with it. Sending is not delivering: the messages stay stored until the client
+ * confirms them with `received` (a handler that crashed on them confirms nothing).
  */
-async function sendHistory(ctx: HubContext, socket: WidgetSocket): Promise<void> {
+async function sendHistory(
+  ctx: HubContext,
+  socket: WidgetSocket,
+  sent: (ids: readonly string[]) => void,
+): Promise<void> {
   const { conversationId } = socket.data;
   await socket.join(roomOf(conversationId));
   const auth = (socket.handshake.auth ?? {}) as { lastMessageId?: unknown };
-  const [messages, jobs] = await Promise.all([
+  const [history, jobs] = await Promise.all([
     widgetHistory(ctx.sql, conversationId, auth.lastMessageId),
     runningJobs(ctx.sql, conversationId),
   ]);
-  socket.emit("history", { messages: messages.map(widgetMessage), jobs: jobs.map(widgetRunningJob) });
-  // The history reached a live client: what was stored for it is now delivered.
-  await ctx.delivery.markDelivered(
-    conversationId,
-    messages.filter((message) => message.status === "stored" || message.status === "live").map((m) => m.id),
-  );
+  sent(history.messages.map((message) => message.id));
+  socket.emit("history", {
+    messages: history.messages.map(widgetMessage),
+    jobs: jobs.map(widgetRunningJob),
+    ...(history.reset ? { reset: true as const } : {}),
+  });
 }
 
 /**
