@@ -657,4 +657,53 @@ describe("delivering to the widget", () => {
     await eventually(() => client.typing.length === 2, "typing: false");
     expect(client.typing).toEqual([true, false]);
   });
+
+  it("a client connecting while a reply is being pushed to another socket gets it in its history", async () => {
+    const session = await openSession(hub.url);
+    // A socket that never acks keeps the push waiting for its ack timeout (5 s): the reply is in flight.
+    const silent = await connect(session.token, undefined, { ack: false });
+    expect(
+      (await hub.api("POST", `/v1/conversations/${session.conversationId}/messages`, { text: "in flight" })).status,
+    ).toBe(201);
+    await eventually(() => silent.messages.some((m) => m.text === "in flight"), "the push to the silent socket");
+    const late = await connect(session.token);
+    await eventually(() => late.history.length > 0, "the late client's history");
+    expect(late.history[0]!.map((m) => m.text)).toContain("in flight");
+    await hub.settled();
+  });
+
+  it("an agent message held during a takeover reaches a client whose cursor is past it (the human's reply)", async () => {
+    const session = await openSession(hub.url);
+    const client = await connect(session.token);
+    expect(
+      (
+        await hub.api(
+          "POST",
+          `/v1/conversations/${session.conversationId}/takeover`,
+          { agent: { id: "h9", name: "Ana" } },
+          CONSOLE_API_KEY,
+        )
+      ).status,
+    ).toBe(200);
+    const held = await hub.api("POST", `/v1/conversations/${session.conversationId}/messages`, {
+      text: "said by the agent while Ana had it",
+    });
+    expect(held.status).toBe(201);
+    await eventually(async () => (await statusOf(held.body.message.id)).status === "held", "the agent message held");
+    await hub.api(
+      "POST",
+      `/v1/conversations/${session.conversationId}/human-messages`,
+      { text: "Ana here" },
+      CONSOLE_API_KEY,
+    );
+    await eventually(() => client.messages.some((m) => m.text === "Ana here"), "the human's reply");
+    const cursor = client.lastMessageId!;
+    client.close();
+    await hub.api("POST", `/v1/conversations/${session.conversationId}/handback`, {}, CONSOLE_API_KEY);
+    await eventually(async () => (await statusOf(held.body.message.id)).status === "stored", "the released message");
+    const back = await connect(session.token, cursor);
+    await eventually(() => back.history.length > 0, "history after the cursor");
+    expect(back.history[0]!.map((m) => m.text)).toContain("said by the agent while Ana had it");
+    await hub.settled();
+  });
 });

@@ -1,5 +1,5 @@
 // What a widget shows of its conversation: the person's messages and the replies they were given — never
-// bookkeeping (tool calls, results before their reply), nor a reply not routed yet, held or superseded.
+// bookkeeping (tool calls, results before their reply), nor a reply held or superseded.
 // After the client's `lastMessageId`, or — for a device whose cursor the hub does not know — the newest part.
 // With it, the jobs still running, so a client that reloads mid-job shows them again.
 import type { SqlQuery } from "../db/sql.js";
@@ -7,8 +7,13 @@ import { messageFromJson, type MessageRow } from "../delivery/rows.js";
 
 export const HISTORY_LIMIT = 200;
 
+// A reply being pushed right now (pending until the sockets' acks or their timeout) is shown too: a client
+// connecting meanwhile joins the room after that push and would otherwise see it nowhere until it
+// reconnected. Only what will reach the widget: a human's reply, or the agent's while the agent has control.
 const VISIBLE = `"conversationId" = $1::uuid AND role IN ('user', 'agent', 'human')
-  AND (status IS NULL OR status NOT IN ('pending', 'held', 'superseded'))`;
+  AND (status IS NULL OR status NOT IN ('pending', 'held', 'superseded')
+       OR (status = 'pending' AND (role = 'human' OR EXISTS (
+         SELECT 1 FROM "Conversation" c WHERE c.id = $1::uuid AND c.control = 'agent'))))`;
 
 /**
  * The messages after `after`, or the newest ones when there is no cursor; `reset` when the client sent a cursor

@@ -479,7 +479,10 @@ export function deliveryState(sql: Sql, changes: Changes, now: () => Date) {
            WHERE "conversationId" = $1::uuid AND (state = 'held' OR "replyId" IN (SELECT id FROM replies))
              AND EXISTS (SELECT 1 FROM conv) RETURNING id),
          direct AS (
-           UPDATE "Message" SET status = 'pending', "updatedAt" = $2
+           -- Said now: moved to the end of the timeline, where a client's cursor (already past its old place,
+           -- e.g. at the human's reply) still finds it.
+           UPDATE "Message" SET status = 'pending', "updatedAt" = $2,
+             seq = nextval(pg_get_serial_sequence('"Message"', 'seq'))
            WHERE "conversationId" = $1::uuid AND status = 'held' AND role IN ('agent', 'human') AND "turnId" IS NULL
              AND EXISTS (SELECT 1 FROM conv) RETURNING *),
          input AS (
