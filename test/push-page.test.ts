@@ -86,24 +86,25 @@ describe("the widget's offer of notifications", () => {
     });
   }
 
-  it("offers notifications once a slow job reports progress, subscribes on a click, and the stored result's push is shown by the service worker", async () => {
+  it("offers notifications once a slow job starts (never on load), subscribes on a click, and the stored result's push is shown by the service worker", async () => {
     const page = await pageWithPushService();
     await page.goto(`${hub.url}/demo`);
     await page.locator('#cdh-widget[data-ready="true"]').waitFor({ state: "attached", ...WAIT });
     await page.click("#cdh-launcher");
     const conversationId = await conversationOf(page);
+    // Never on load: no offer, no offer script, no service worker, no permission asked.
+    expect(await page.locator("#cdh-push-offer").count()).toBe(0);
+    expect(await page.evaluate(() => Boolean(window.ChatDeliveryHubPush))).toBe(false);
+    expect(await page.evaluate(async () => (await navigator.serviceWorker.getRegistrations()).length)).toBe(0);
+    expect(await page.evaluate(() => Notification.permission)).toBe("default");
 
+    // A slow job starting is the moment to offer (the agent is working on something that takes a while).
     const started = await hub.api("POST", `/v1/conversations/${conversationId}/tool-calls`, {
       tool: "match_therapists",
       arguments: { reason: "notify me", area: "Ñuñoa" },
     });
     expect(started.status).toBe(202);
     const jobId = started.body.job.id as string;
-    // Never on load: no offer, no offer script, no service worker, no permission asked.
-    expect(await page.locator("#cdh-push-offer").count()).toBe(0);
-    expect(await page.evaluate(() => Boolean(window.ChatDeliveryHubPush))).toBe(false);
-    expect(await page.evaluate(async () => (await navigator.serviceWorker.getRegistrations()).length)).toBe(0);
-    expect(await page.evaluate(() => Notification.permission)).toBe("default");
 
     await backend.post(jobId, { progress: "Reviewing 12 therapists" });
     const offer = page.locator("#cdh-push-offer");
