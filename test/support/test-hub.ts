@@ -178,7 +178,7 @@ export class TestHub {
 
   /**
    * Waits until the hub has nothing left to do: no pending input or outgoing message, no unprocessed
-   * webhook, no turn or webhook job waiting, running or delayed. Count deliveries after this, not after a
+   * webhook, no turn running here, no turn or webhook job waiting, running or delayed. Count deliveries after this, not after a
    * fixed pause: retries come later than any pause a test would pick.
    */
   async settled(timeoutMs = 20_000): Promise<void> {
@@ -197,9 +197,13 @@ export class TestHub {
               queue.getJobCounts("waiting", "active", "delayed", "prioritized", "waiting-children"),
             ),
           );
-          left = JSON.stringify({ inputs, outgoing, events, turnJobs: jobs[0], webhookJobs: jobs[1] });
+          // Turns this process runs itself (an input that waits on a closed window is not pending, yet its turn
+          // may still be composing a reply).
+          const turnsHere = this.ctx.turns.held();
+          left = JSON.stringify({ inputs, outgoing, events, turnsHere, turnJobs: jobs[0], webhookJobs: jobs[1] });
           return (
-            inputs + outgoing + events === 0 && jobs.every((counts) => Object.values(counts).every((n) => n === 0))
+            inputs + outgoing + events + turnsHere === 0 &&
+            jobs.every((counts) => Object.values(counts).every((n) => n === 0))
           );
         },
         "the hub to settle",
