@@ -747,8 +747,9 @@ describe("WhatsApp without any template, Instagram off, WA_MPS 5", () => {
     people.forEach((who, i) => {
       expect(sentTo(who).map((m) => m.text)).toEqual([`you said: hi ${i}`, `result: result ${i}`]);
     });
+    // This burst's sends only: a late send of an earlier test must not count in its seconds.
     const times = graph.attempts
-      .filter((a) => a.channel === "whatsapp")
+      .filter((a) => a.channel === "whatsapp" && people.includes(a.to))
       .map((a) => a.at)
       .sort((a, b) => a - b);
     expect(times.length).toBeGreaterThanOrEqual(2 * people.length);
