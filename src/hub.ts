@@ -149,7 +149,7 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
   let url: string | undefined;
   // Every process forwards its own changes to the consoles (on whichever process they are connected).
   const stopForwarding = attachConsoleNamespace(ctx);
-  const stopJobForwarding = forwardJobsToWidgets(ctx);
+  const stopJobForwarding = forwardJobsToWidgets(ctx, { redisUrl: config.redisUrl, prefix: queues.prefix });
   if (config.role !== "worker") {
     server = createServer(createApp(ctx));
     realtime.attach(server);

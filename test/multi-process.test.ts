@@ -67,6 +67,12 @@ describe("several hub processes", () => {
       async () => (await web.db.message.findUniqueOrThrow({ where: { id: reply.id } })).status === "delivered",
       "delivered",
     );
+    // The job's start and end, committed on the other process, reached this widget too.
+    await eventually(() => client.jobs.some((event) => event.jobId === job.id && event.status === "succeeded"), "end");
+    expect(client.jobs.filter((event) => event.jobId === job.id).map((event) => event.status)).toEqual([
+      "running",
+      "succeeded",
+    ]);
   });
 
   it("the console hears a result posted to another process", async () => {
