@@ -3,6 +3,7 @@
 // Thin: each handler calls one function.
 // Every handler takes whatever a client sends — any payload, an ack that is not a function, no ack — and
 // never throws: a visitor's socket is untrusted input, and one bad event must not reach the process.
+import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
 import { z } from "zod";
 import { roomOf, type SendAnswer, type WidgetJob } from "../../channels/widget/events.js";
@@ -170,38 +171,37 @@ async function sendHistory(
 
 /**
  * Every process forwards the jobs it starts and ends to the widgets of their conversation, wherever they are
- * connected: one Redis PUBLISH per job event, and each process emits it to its own sockets. Not through the
- * socket.io adapter, whose broadcasts cost a stream entry that every process reads: there the job events
- * took 10–20 % off the sustained results/s of `bench:widget`. Returns the stop.
+ * connected: the process that commits the event emits it to its own sockets at once (so they get a job's end
+ * before the reply that gives its result), and one Redis PUBLISH carries it to the others, which emit it to
+ * theirs. Not through the socket.io adapter, whose broadcasts cost a stream entry that every process reads:
+ * there the job events took 10–20 % off the sustained results/s of `bench:widget`. Returns the stop.
  */
 export function forwardJobsToWidgets(ctx: HubContext, options: { redisUrl: string; prefix: string }): () => void {
   const channel = `${options.prefix}:widget-jobs`;
+  const origin = randomUUID();
   const onError = (error: unknown) =>
     ctx.warnRepeated(`widget-jobs:${errorKey(error)}`, { err: error }, "job event not forwarded to widgets");
   const subscriber = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
   subscriber.on("error", onError);
   subscriber.on("message", (_channel: string, text: string) => {
-    let event: { conversationId: string } & WidgetJob;
+    let event: { origin: string; conversationId: string; job: WidgetJob };
     try {
-      event = JSON.parse(text) as { conversationId: string } & WidgetJob;
+      event = JSON.parse(text) as typeof event;
     } catch {
       return;
     }
-    const { conversationId, ...job } = event;
-    ctx.realtime.widget.local.to(roomOf(conversationId)).emit("job", job);
+    if (event.origin === origin) return; // this process emitted it already
+    ctx.realtime.widget.local.to(roomOf(event.conversationId)).emit("job", event.job);
   });
   subscriber.subscribe(channel).catch(onError);
   const unsubscribe = ctx.changes.subscribe((change) => {
     if (change.type !== "job") return;
     const { job } = change;
-    const event = {
-      conversationId: change.conversationId,
-      jobId: job.id,
-      tool: job.tool,
-      status: job.status,
-      at: job.at.toISOString(),
-    };
-    ctx.queues.redis.publish(channel, JSON.stringify(event)).catch(onError);
+    const event: WidgetJob = { jobId: job.id, tool: job.tool, status: job.status, at: job.at.toISOString() };
+    ctx.realtime.widget.local.to(roomOf(change.conversationId)).emit("job", event);
+    ctx.queues.redis
+      .publish(channel, JSON.stringify({ origin, conversationId: change.conversationId, job: event }))
+      .catch(onError);
   });
   return () => {
     unsubscribe();
