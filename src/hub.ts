@@ -107,10 +107,8 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
   const backlog = backlogMeter(turns, queues.turns);
   const warnRepeated = throttledLog(log, "warn");
   const jobWaiters = createJobWaiters({
-    redis: queues.redis,
     redisUrl: config.redisUrl,
     prefix: queues.prefix,
-    changes,
     onError: (error) => warnRepeated(`job-waiters:${errorKey(error)}`, { err: error }, "job-end notice failed"),
   });
   const ctx: HubContext = {

@@ -1,9 +1,8 @@
-// Requests waiting for a job to end (`GET /v1/jobs/{id}?waitMs=`). Every process learns of every job's end
-// through one Redis channel: the process that commits a job's end publishes its id (it sees the change its
-// commit published), and each process wakes its own waiters. A waiting request costs a map entry, no
-// query and no timer-driven polling.
+// Requests waiting for a job to end (`GET /v1/jobs/{id}?waitMs=`). Every process hears of every job's end on
+// the job-events channel (job-events.ts; published once per event by the process that commits it), and each
+// wakes its own waiters. A waiting request costs a map entry, no query and no timer-driven polling.
 import { Redis } from "ioredis";
-import type { Changes } from "../delivery/changes.js";
+import { jobEventsChannel, type JobEvent } from "./job-events.js";
 
 export interface JobWaiters {
   /**
@@ -21,13 +20,11 @@ export interface JobWaiters {
 export const MAX_WAITERS = 10_000;
 
 export function createJobWaiters(options: {
-  redis: Redis;
   redisUrl: string;
   prefix: string;
-  changes: Changes;
   onError: (error: unknown) => void;
 }): JobWaiters {
-  const channel = `${options.prefix}:job-ended`;
+  const channel = jobEventsChannel(options.prefix);
   const waiters = new Map<string, Set<() => void>>();
   let count = 0;
   let subscriber: Redis | undefined;
@@ -46,21 +43,20 @@ export function createJobWaiters(options: {
     subscribed ??= (async () => {
       subscriber = new Redis(options.redisUrl, { maxRetriesPerRequest: null, lazyConnect: true });
       subscriber.on("error", options.onError);
-      subscriber.on("message", (_channel: string, jobId: string) => wake(jobId));
+      subscriber.on("message", (_channel: string, text: string) => {
+        let event: JobEvent;
+        try {
+          event = JSON.parse(text) as JobEvent;
+        } catch {
+          return;
+        }
+        if (event.job.status !== "running") wake(event.job.jobId);
+      });
       await subscriber.connect();
       await subscriber.subscribe(channel);
     })();
     return subscribed;
   }
-
-  const stopListening = options.changes.subscribe((change) => {
-    if (change.type !== "messages") return;
-    for (const message of change.messages) {
-      if (message.role === "tool_result" && message.jobId) {
-        options.redis.publish(channel, message.jobId).catch(options.onError);
-      }
-    }
-  });
 
   return {
     wait(jobId, ms, signal) {
@@ -99,7 +95,6 @@ export function createJobWaiters(options: {
     size: () => count,
     async close() {
       closed = true;
-      stopListening();
       for (const jobId of [...waiters.keys()]) wake(jobId);
       subscriber?.disconnect();
     },

@@ -12,6 +12,7 @@ import { verifyWidgetToken } from "../../channels/widget/widget-token.js";
 import type { HubContext } from "../../context.js";
 import { receiveUserMessage } from "../../conversations/inbound.js";
 import { runningJobs, widgetHistory } from "../../conversations/widget-history.js";
+import { jobEventsChannel, type JobEvent } from "../../jobs/job-events.js";
 import { errorKey } from "../../log-throttle.js";
 import type { WidgetNamespace } from "../../realtime.js";
 import { clientAddressOf } from "../client-address.js";
@@ -177,14 +178,14 @@ async function sendHistory(
  * there the job events took 10–20 % off the sustained results/s of `bench:widget`. Returns the stop.
  */
 export function forwardJobsToWidgets(ctx: HubContext, options: { redisUrl: string; prefix: string }): () => void {
-  const channel = `${options.prefix}:widget-jobs`;
+  const channel = jobEventsChannel(options.prefix);
   const origin = randomUUID();
   const onError = (error: unknown) =>
     ctx.warnRepeated(`widget-jobs:${errorKey(error)}`, { err: error }, "job event not forwarded to widgets");
   const subscriber = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
   subscriber.on("error", onError);
   subscriber.on("message", (_channel: string, text: string) => {
-    let event: { origin: string; conversationId: string; job: WidgetJob };
+    let event: JobEvent;
     try {
       event = JSON.parse(text) as typeof event;
     } catch {
@@ -200,7 +201,10 @@ export function forwardJobsToWidgets(ctx: HubContext, options: { redisUrl: strin
     const event: WidgetJob = { jobId: job.id, tool: job.tool, status: job.status, at: job.at.toISOString() };
     ctx.realtime.widget.local.to(roomOf(change.conversationId)).emit("job", event);
     ctx.queues.redis
-      .publish(channel, JSON.stringify({ origin, conversationId: change.conversationId, job: event }))
+      .publish(
+        channel,
+        JSON.stringify({ origin, conversationId: change.conversationId, job: event } satisfies JobEvent),
+      )
       .catch(onError);
   });
   return () => {
