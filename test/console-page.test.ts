@@ -9,7 +9,7 @@ import { randomUUID } from "node:crypto";
 import path from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { ARTIFACTS, launchChromium, startDemoHub } from "./support/browser.js";
+import { ARTIFACTS, conversationOf, launchChromium, startDemoHub } from "./support/browser.js";
 import { eventually } from "./support/services.js";
 import { CONSOLE_API_KEY, TestHub } from "./support/test-hub.js";
 import { startToolBackend, type ToolBackend } from "./support/tool-backend.js";
@@ -61,14 +61,6 @@ describe("the support console", () => {
   async function openDemo(page: Page): Promise<void> {
     await page.goto(`${hub.url}/demo`);
     await page.locator('#cdh-widget[data-ready="true"]').waitFor({ state: "attached", ...WAIT });
-  }
-
-  /** The conversation the widget on this page keeps in localStorage. */
-  async function conversationOf(page: Page): Promise<string> {
-    return page.evaluate(() => {
-      const key = Object.keys(localStorage).find((name) => name.endsWith(":session"));
-      return (JSON.parse(localStorage.getItem(key ?? "") ?? "{}") as { conversationId: string }).conversationId;
-    });
   }
 
   /** Opens the console and signs in as a named human agent. */

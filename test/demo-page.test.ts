@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { ARTIFACTS, launchChromium, sitePage, startDemoHub, startSite } from "./support/browser.js";
+import { ARTIFACTS, conversationOf, launchChromium, sitePage, startDemoHub, startSite } from "./support/browser.js";
 import { eventually } from "./support/services.js";
 import { TestHub } from "./support/test-hub.js";
 
@@ -42,14 +42,6 @@ describe("the demo page", () => {
 
   async function messageIds(page: Page): Promise<string[]> {
     return page.locator("#cdh-messages .cdh-message").evaluateAll((nodes) => nodes.map((n) => n.dataset.id ?? ""));
-  }
-
-  /** The conversation the widget on this page keeps in localStorage. */
-  async function conversationOf(page: Page): Promise<string> {
-    return page.evaluate(() => {
-      const key = Object.keys(localStorage).find((name) => name.endsWith(":session"));
-      return (JSON.parse(localStorage.getItem(key ?? "") ?? "{}") as { conversationId: string }).conversationId;
-    });
   }
 
   async function resultInDatabase(conversationId: string, on: TestHub = hub) {

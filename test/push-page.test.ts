@@ -5,7 +5,7 @@
 // denied"), so subscribe() is given a subscription of the test's push service; everything else is the browser's.
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { launchChromium } from "./support/browser.js";
+import { conversationOf, launchChromium } from "./support/browser.js";
 import { FakePushService, type FakeSubscription } from "./support/fake-push.js";
 import { eventually } from "./support/services.js";
 import { TestHub } from "./support/test-hub.js";
@@ -77,13 +77,6 @@ describe("the widget's offer of notifications", () => {
       };
     });
     return page;
-  }
-
-  async function conversationOf(page: Page): Promise<string> {
-    return page.evaluate(() => {
-      const key = Object.keys(localStorage).find((name) => name.endsWith(":session"));
-      return (JSON.parse(localStorage.getItem(key ?? "") ?? "{}") as { conversationId: string }).conversationId;
-    });
   }
 
   it("offers notifications once a slow job starts (never on load), subscribes on a click, and the stored result's push is shown by the service worker", async () => {

@@ -7,7 +7,7 @@
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { AgentRuntime, AGENT_SECRET } from "./support/agent-runtime.js";
-import { launchChromium, sitePage, startDemoHub, startSite } from "./support/browser.js";
+import { conversationOf, launchChromium, sitePage, startDemoHub, startSite } from "./support/browser.js";
 import { eventually } from "./support/services.js";
 import { CONSOLE_API_KEY, TestHub } from "./support/test-hub.js";
 import { matchTherapists } from "./support/tool-files.js";
@@ -37,14 +37,6 @@ async function say(page: Page, text: string): Promise<void> {
   await page.locator("#cdh-input").focus();
   await page.keyboard.type(text);
   await page.keyboard.press("Enter");
-}
-
-/** The conversation the widget on this page keeps in localStorage. */
-function conversationOf(page: Page): Promise<string> {
-  return page.evaluate(() => {
-    const key = Object.keys(localStorage).find((name) => name.endsWith(":session"));
-    return (JSON.parse(localStorage.getItem(key ?? "") ?? "{}") as { conversationId: string }).conversationId;
-  });
 }
 
 const messages = (page: Page, role: string, text: string) =>

@@ -4,7 +4,7 @@ import { mkdirSync, readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
-import { chromium, type Browser } from "playwright-core";
+import { chromium, type Browser, type Page } from "playwright-core";
 import { TestHub } from "./test-hub.js";
 
 export const ARTIFACTS = path.resolve("test-artifacts");
@@ -64,3 +64,11 @@ export const sitePage = (html: string) => ({
   type: "text/html; charset=utf-8",
   body: `<!doctype html><html><head><title>A clinic</title></head><body><h1>A clinic's own site</h1>${html}</body></html>`,
 });
+
+/** The conversation the widget on this page keeps in localStorage. */
+export function conversationOf(page: Page): Promise<string> {
+  return page.evaluate(() => {
+    const key = Object.keys(localStorage).find((name) => name.endsWith(":session"));
+    return (JSON.parse(localStorage.getItem(key ?? "") ?? "{}") as { conversationId: string }).conversationId;
+  });
+}
