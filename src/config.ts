@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import { metaAccounts, type MetaAccount } from "./channels/meta/meta-accounts.js";
+import { parseSpan } from "./tools/duration.js";
 import { whatsappTemplateSchema, type WhatsappTemplate } from "./tools/tool-file.js";
 import { pushConfig, pushEnvShape, type PushConfig } from "./push/push-config.js";
 
@@ -53,6 +54,12 @@ const envSchema = z.object({
   WIDGET_CONNECTIONS_PER_MINUTE: limit(120),
   WIDGET_SOCKETS_PER_CONVERSATION: limit(10),
   WIDGET_MESSAGES_PER_MINUTE: limit(30),
+  WIDGET_ADDRESS_MESSAGES_PER_MINUTE: limit(60),
+  WIDGET_RECEIPTS_PER_MINUTE: limit(120),
+  WIDGET_SOCKET_EVENTS_PER_MINUTE: limit(240),
+  // Verified identities (widget-identity.ts) and how long a widget token opens its conversation.
+  WIDGET_IDENTITY_SECRET: optional,
+  WIDGET_TOKEN_TTL: z.string().default("24h"),
   // Which proxies may name the client's address (X-Forwarded-For): express's `trust proxy` values.
   TRUST_PROXY: z.string().default("loopback"),
   METRICS_TOKEN: optional,
@@ -130,7 +137,12 @@ export interface Config {
     connectionsPerMinute: number;
     socketsPerConversation: number;
     messagesPerMinute: number;
+    addressMessagesPerMinute: number;
+    receiptsPerMinute: number;
+    socketEventsPerMinute: number;
   };
+  /** Widget sessions: the secret that verifies integrators' identities (off without it), and token lifetime. */
+  widget: { identitySecret: string | undefined; tokenTtlMs: number };
   /** express's `trust proxy` setting, also used to read a socket's client address. */
   trustProxy: boolean | number | string[];
   /** When set, GET /metrics needs `Authorization: Bearer <token>`. */
@@ -182,7 +194,7 @@ function productionProblems(env: Record<string, string | undefined>): string[] {
   const value = (name: string) => env[name]?.trim() || undefined;
   const problems: string[] = [];
   const required: string[] = Object.values(secretEnv);
-  for (const name of [...required, "AGENT_SECRET", "METRICS_TOKEN"]) {
+  for (const name of [...required, "AGENT_SECRET", "METRICS_TOKEN", "WIDGET_IDENTITY_SECRET"]) {
     const given = value(name);
     if (!given && required.includes(name))
       problems.push(
@@ -279,6 +291,12 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     if ("problems" in found) problems.push(...found.problems);
     else template = found.template;
   }
+  let tokenTtlMs = 0;
+  if (parsed.success) {
+    const ttl = parseSpan(parsed.data.WIDGET_TOKEN_TTL);
+    if ("error" in ttl) problems.push(`WIDGET_TOKEN_TTL: ${ttl.error}`);
+    else tokenTtlMs = ttl.ms;
+  }
   if (!parsed.success || problems.length > 0) throw new ConfigError(problems);
   const env = parsed.data;
   const dataDir = path.resolve(env.DATA_DIR);
@@ -320,7 +338,11 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       connectionsPerMinute: env.WIDGET_CONNECTIONS_PER_MINUTE,
       socketsPerConversation: env.WIDGET_SOCKETS_PER_CONVERSATION,
       messagesPerMinute: env.WIDGET_MESSAGES_PER_MINUTE,
+      addressMessagesPerMinute: env.WIDGET_ADDRESS_MESSAGES_PER_MINUTE,
+      receiptsPerMinute: env.WIDGET_RECEIPTS_PER_MINUTE,
+      socketEventsPerMinute: env.WIDGET_SOCKET_EVENTS_PER_MINUTE,
     },
+    widget: { identitySecret: env.WIDGET_IDENTITY_SECRET, tokenTtlMs },
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     metricsToken: env.METRICS_TOKEN,
     demo: { enabled: env.DEMO ? env.DEMO === "true" : !production, delayMs: env.DEMO_DELAY_MS },

@@ -9,6 +9,7 @@ import { randomUUID } from "node:crypto";
 import path from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { visitorLabel } from "../src/channels/widget/visitor-id.js";
 import { ARTIFACTS, conversationOf, launchChromium, startDemoHub } from "./support/browser.js";
 import { eventually } from "./support/services.js";
 import { CONSOLE_API_KEY, TestHub } from "./support/test-hub.js";
@@ -442,25 +443,27 @@ describe("the support console", () => {
     expect(await visitorName.innerText()).toBe(`Visitor ${visitor.conversationId.slice(0, 4)}`);
     // No conversation is named by a raw id; the full one is in the tooltip and the details.
     const names = await page.locator("#conversation-list .conversation .name").allInnerTexts();
-    expect(names.some((name) => name.includes(visitor.visitorId))).toBe(false);
-    expect(await visitorName.getAttribute("title")).toContain(visitor.visitorId);
+    const label = visitorLabel(visitor.visitorId);
+    expect(names.some((name) => name.includes(label))).toBe(false);
+    expect(await visitorName.getAttribute("title")).toContain(label);
     await item(visitor.conversationId).click();
     // A wide screen shows the list beside the conversation: no Back button, the list stays.
     expect(await page.locator("#back-to-list").isVisible()).toBe(false);
     expect(await page.locator("#conversation-list").isVisible()).toBe(true);
     await page.locator("#detail-ids summary").click();
     const details = await page.locator("#detail-ids-list").innerText();
-    expect(details).toContain(visitor.visitorId);
+    expect(details).toContain(label);
+    expect(details).not.toContain(visitor.visitorId);
     expect(details).toContain(visitor.conversationId);
 
-    // The search box asks the hub: by part of a name, by the phone number as a person types it, by visitor id.
+    // The search box asks the hub: by part of a name, by the phone number as a person types it, by visitor label.
     const search = async (text: string, expected: string[]) => {
       await page.fill("#search", text);
       await expect.poll(() => listedIds(page), WAIT).toEqual(expected);
     };
     await search(`ana rojas ${tag}`, [named]);
     await search(`+56 98 ${tag.slice(0, 3)} ${tag.slice(3)}`, [numbered]);
-    await search(visitor.visitorId.slice(3, 19), [visitor.conversationId]);
+    await search(label.slice(3, 19), [visitor.conversationId]);
     await search(`Visitor ${visitor.conversationId.slice(0, 8)}`, [visitor.conversationId]);
     await page.fill("#search", `nobody-${tag}`);
     await expect

@@ -2,6 +2,7 @@
 // channel's rules, the live /console namespace, and a takeover that lands while a turn is running.
 import { io, type Socket } from "socket.io-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { visitorLabel } from "../src/channels/widget/visitor-id.js";
 import type { ConsoleClientToServer, ConsoleServerToClient } from "../src/console/console-events.js";
 import { AGENT_SECRET, AgentRuntime } from "./support/agent-runtime.js";
 import { FakeGraph, metaEnvFor } from "./support/fake-graph.js";
@@ -345,12 +346,12 @@ describe("the human-agent console", () => {
       const timeline = (await asConsole("GET", `/v1/conversations/${id}/timeline`)).body;
       expect(timeline.conversation).toMatchObject({ id, label });
     }
-    // The visitor id itself stays in the answer, for the console's details.
-    expect(listed.find((c) => c.id === visitor.conversationId)?.contact).toBe(visitor.visitorId);
-    expect(visitor.visitorId.length).toBeGreaterThan(30);
+    // The contact is the visitor's label (for the console's details), never the visitor id, which opens the chat.
+    expect(listed.find((c) => c.id === visitor.conversationId)?.contact).toBe(visitorLabel(visitor.visitorId));
+    expect(JSON.stringify(listed)).not.toContain(visitor.visitorId);
   });
 
-  it("searches conversations on the server by name, phone (as typed), visitor id, conversation id or short label", async () => {
+  it("searches conversations on the server by name, phone (as typed), visitor label, conversation id or short label", async () => {
     const tag = Date.now().toString().slice(-7);
     const created = async (channel: string, contact: string, name?: string) =>
       (await hub.api("POST", "/v1/conversations", { channel, contact, ...(name ? { name } : {}) })).body.conversation
@@ -369,7 +370,8 @@ describe("the human-agent console", () => {
     expect(await search(`beatriz ñúñez ${tag}`)).toEqual([named]);
     expect(await search(`+56 98 ${tag.slice(0, 3)} ${tag.slice(3)}`)).toEqual([numbered]);
     expect(await search(`(569) 8${tag}`)).toEqual([numbered]);
-    expect(await search(visitor.visitorId.slice(5, 20))).toEqual([visitor.conversationId]);
+    expect(await search(visitorLabel(visitor.visitorId).slice(5, 20))).toEqual([visitor.conversationId]);
+    expect(await search(visitor.visitorId.slice(5, 20))).toEqual([]);
     expect(await search(visitor.conversationId)).toEqual([visitor.conversationId]);
     const byLabel = await search(`Visitor ${visitor.conversationId.slice(0, 4)}`);
     expect(byLabel).toContain(visitor.conversationId);

@@ -3,9 +3,9 @@
 // connect with web/widget.js's socket options (long-polling first, reconnection, an auth callback with the
 // newest message id); the mobile and forged-token clients are websocket-only.
 import { execFile } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { issueVisitorId, visitorLabel } from "../src/channels/widget/visitor-id.js";
 import { AGENT_SECRET, AgentRuntime } from "./support/agent-runtime.js";
 import { eventually } from "./support/services.js";
 import { CONSOLE_API_KEY, TestHub } from "./support/test-hub.js";
@@ -501,7 +501,11 @@ describe("delivering to the widget", () => {
       const session = await openSession(hub.url, { channel });
       expect(session.status).toBe(201);
       const conversation = (await hub.api("GET", `/v1/conversations/${session.conversationId}`)).body.conversation;
-      expect(conversation).toMatchObject({ id: session.conversationId, channel, contact: session.visitorId });
+      expect(conversation).toMatchObject({
+        id: session.conversationId,
+        channel,
+        contact: visitorLabel(session.visitorId),
+      });
       const listed = (await hub.api("GET", `/v1/conversations?channel=${channel}`)).body.conversations;
       expect(listed.map((c: { id: string }) => c.id)).toContain(session.conversationId);
 
@@ -532,15 +536,15 @@ describe("delivering to the widget", () => {
     expect(web).toMatchObject({ status: 200, conversationId: phone.conversationId });
     // The conversation keeps the channel of its first session.
     const conversation = (await hub.api("GET", `/v1/conversations/${phone.conversationId}`)).body.conversation;
-    expect(conversation).toMatchObject({ channel: "android", contact: phone.visitorId });
+    expect(conversation).toMatchObject({ channel: "android", contact: visitorLabel(phone.visitorId) });
 
-    const visitorId = randomBytes(24).toString("base64url");
+    const visitorId = issueVisitorId(hub.config.secrets.callbackSecret);
     const sessions = await Promise.all(
       ["web", "ios", "android", "flutter", "web", "ios"].map((channel) => openSession(hub.url, { channel, visitorId })),
     );
     expect(new Set(sessions.map((s) => s.conversationId)).size).toBe(1);
     expect(sessions.filter((s) => s.status === 201)).toHaveLength(1);
-    expect(await hub.db.conversation.count({ where: { contact: visitorId } })).toBe(1);
+    expect(await hub.db.conversation.count({ where: { contact: visitorLabel(visitorId) } })).toBe(1);
 
     // A message from the app reaches the website's open chat of the same person.
     const site = await connect(web.token);

@@ -61,7 +61,8 @@
 
   /**
    * options: { hub, worker (the service worker's URL, same origin), token () → the session token,
-   * container (where the offer goes), store (localStorage key prefix) }.
+   * container (where the offer goes), store (localStorage key prefix), wanted () → whether the offer still
+   * has a reason (a job is running; the caller withdraws it when none is) }.
    */
   async function offer(options) {
     // Where the offer stands, on its container: unavailable, subscribed, declined, offered, refused, failed.
@@ -74,12 +75,14 @@
       await subscribe(options, key);
       return state("subscribed");
     }
+    if (options.wanted && !options.wanted()) return;
     const dismissedKey = `${options.store}push-dismissed`;
     try {
       if (localStorage.getItem(dismissedKey)) return state("declined");
     } catch {
       // storage disabled: offer anyway
     }
+    if (options.container.querySelector("#cdh-push-offer")) return;
     const text = el("span", { class: "cdh-push-text" }, "Get a notification when it is ready?");
     const yes = el("button", { type: "button", class: "cdh-push-yes" }, "Notify me");
     const no = el("button", { type: "button", class: "cdh-push-no", "aria-label": "No, thanks" }, "×");

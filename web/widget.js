@@ -3,8 +3,11 @@
 //   <script src="https://your-hub.example/widget.js" async></script>
 //
 // `data-hub` is optional (the hub's origin; default: the script's own origin); `data-title` names the panel;
-// `data-service-worker` names the site's own service worker for notifications (see web/widget-sw.js). The widget keeps
-// its session (visitor id, conversation id, token), a copy of the transcript, the newest message id and the
+// `data-service-worker` names the site's own service worker for notifications (see web/widget-sw.js). For a
+// logged-in person, the site's server renders `data-identifier` (its own user id) and `data-identifier-hash` (the
+// hex HMAC-SHA256 of it with the hub's WIDGET_IDENTITY_SECRET): that person's conversation then follows them
+// across browsers and apps. The widget keeps
+// its session (visitor id or identifier, conversation id, token), a copy of the transcript, the newest message id and the
 // messages not yet acknowledged in localStorage, so a reload or a returning visitor continues the same
 // conversation and asks the hub only for what is new. The protocol is described in docs/widget-protocol.md.
 (function () {
@@ -48,8 +51,20 @@
     }
   }
 
-  /** { visitorId?, conversationId?, token? }: the hub issues the visitor id on the first session. */
+  /** The person the embedding site verified, if it named one. */
+  const identity =
+    script && script.dataset.identifier && script.dataset.identifierHash
+      ? { identifier: script.dataset.identifier, identifierHash: script.dataset.identifierHash }
+      : undefined;
+  /**
+   * { visitorId? | identifier?, conversationId?, token?, expiresAt? }: the hub issues the visitor id on the first
+   * session; asking again with it (or with the identity) renews the token.
+   */
   let session = load("session", null) || {};
+  // Someone else is signed in now, or nobody is any more: not their conversation.
+  if ((identity ? identity.identifier : undefined) !== session.identifier) session = {};
+  // A token past its time is renewed before connecting, not offered to the hub.
+  if (session.expiresAt && Date.parse(session.expiresAt) <= Date.now()) delete session.token;
   /** { id, createdAt } of the newest message the hub sent us: history resumes after it. */
   let cursor = load("cursor", null);
 
@@ -324,7 +339,10 @@
     const newest = (job) => (job.progress && job.progress.at > job.at ? job.progress.at : job.at);
     const latest = running.sort((a, b) => (newest(a) < newest(b) ? 1 : -1))[0];
     ui.progressLine.hidden = !latest;
-    if (!latest) return void (ui.progressLine.textContent = "");
+    if (!latest) {
+      withdrawNotificationOffer();
+      return void (ui.progressLine.textContent = "");
+    }
     const line = told(latest)
       ? `Working on ${toolLabel(latest.tool)}…`
       : `${toolLabel(latest.tool)}: ${latest.progress.text}`;
@@ -382,22 +400,53 @@
   /** clientId → the promise callbacks of send(). */
   const waiters = new Map();
 
+  let renewTimer;
+
   async function requestSession() {
+    const body = identity
+      ? { channel: "web", identifier: identity.identifier, identifierHash: identity.identifierHash }
+      : session.visitorId
+        ? { channel: "web", visitorId: session.visitorId }
+        : { channel: "web" };
     const res = await fetch(`${hub}/widget/sessions`, {
       method: "POST",
       headers: { "Content-Type": "application/json" },
-      body: JSON.stringify(session.visitorId ? { channel: "web", visitorId: session.visitorId } : { channel: "web" }),
+      body: JSON.stringify(body),
     });
-    if (res.status === 400) {
-      // A visitor id the hub does not accept (corrupted storage): start over as a new visitor.
+    if (res.status === 400 && !identity) {
+      // A visitor id the hub does not accept (not one it issued, corrupted storage): start over as a new visitor.
       session = {};
       throw new Error("visitor id refused");
     }
+    if (res.status === 400 || res.status === 401) {
+      // The site's identity is wrong or the hub does not verify identities: nothing this page can repair.
+      const answer = await res.json().catch(() => ({}));
+      throw Object.assign(new Error((answer.error && answer.error.message) || "identity refused"), { final: true });
+    }
     if (!res.ok) throw new Error(`session request failed: ${res.status}`);
-    const body = await res.json();
-    if (session.conversationId && session.conversationId !== body.conversationId) forgetConversation();
-    session = { visitorId: body.visitorId, conversationId: body.conversationId, token: body.token };
+    const answer = await res.json();
+    if (session.conversationId && session.conversationId !== answer.conversationId) forgetConversation();
+    session = {
+      ...(identity ? { identifier: answer.identifier } : { visitorId: answer.visitorId }),
+      conversationId: answer.conversationId,
+      token: answer.token,
+      expiresAt: answer.expiresAt,
+    };
     save("session", session);
+    scheduleRenewal();
+  }
+
+  // The token is renewed before it expires, so the next reconnection has a valid one; a connection that is open
+  // stays open either way.
+  function scheduleRenewal() {
+    clearTimeout(renewTimer);
+    if (!session.expiresAt) return;
+    const left = Date.parse(session.expiresAt) - Date.now();
+    // Renewed at 80 % of its life (at least a second from now); a long wait is capped (setTimeout's 24.8 days).
+    const wait = Math.min(2 ** 31 - 1, Math.max(1000, left * 0.8));
+    renewTimer = setTimeout(() => {
+      requestSession().catch(() => scheduleRenewal());
+    }, wait);
   }
 
   function forgetConversation() {
@@ -425,10 +474,12 @@
   }
 
   async function ensureSession() {
+    if (session.token) scheduleRenewal();
     for (let attempt = 0; !session.token; attempt++) {
       try {
         await requestSession();
-      } catch {
+      } catch (error) {
+        if (error && error.final) throw error;
         setStatus("offline", "Cannot reach the chat, retrying…");
         await sleep(Math.min(30000, 1000 * 2 ** attempt) * (0.5 + Math.random()));
       }
@@ -514,9 +565,16 @@
     socket.on("connect_error", (error) => {
       setStatus("offline", "Reconnecting…");
       if (socket.active) return; // a transport problem: socket.io retries by itself
-      if (error && error.message === "unauthorized") {
-        session = { visitorId: session.visitorId, conversationId: session.conversationId };
-        ensureSession().then(() => setTimeout(() => socket.connect(), 500 + Math.random() * 1000));
+      if (error && (error.message === "unauthorized" || error.message === "token_expired")) {
+        // A new token for the same person; the messages waiting in the outbox go once the history is in.
+        delete session.token;
+        ensureSession().then(
+          () => setTimeout(() => socket.connect(), 100 + Math.random() * 400),
+          (failure) => {
+            setStatus("offline", "The chat is unavailable");
+            console.error("chat-delivery-hub widget:", failure);
+          },
+        );
       } else {
         // Refused for now (rate_limited, too_many_connections, unavailable): try again, when told if told.
         const wait = error && error.data && error.data.retryAfterMs;
@@ -591,16 +649,17 @@
   // ---------------------------------------------------------------- notifications (web/widget-push.js)
 
   let notificationsOffered = false;
+  let pushScript;
 
-  // Offered once a slow job is under way, never on load; the offer itself lives in widget-push.js.
+  // Offered while a slow job is under way, never on load and never once nothing runs; the offer itself lives in
+  // widget-push.js.
   function offerNotifications() {
     const worker = serviceWorkerUrl();
-    if (notificationsOffered || !worker || !("PushManager" in window)) return;
+    if (notificationsOffered || jobs.size === 0 || !worker || !("PushManager" in window)) return;
     notificationsOffered = true;
-    const tag = el("script", { src: `${hub}/widget-push.js` });
-    tag.addEventListener("load", () => {
+    const offer = () => {
       const push = window.ChatDeliveryHubPush;
-      if (!push) return;
+      if (!push || jobs.size === 0) return;
       push
         .offer({
           hub,
@@ -608,10 +667,29 @@
           token: () => session.token,
           store: STORE,
           container: ui.panel.querySelector(".cdh-activity"),
+          // Asked again once the hub's key is in: the job may have ended meanwhile.
+          wanted: () => jobs.size > 0,
         })
         .catch((error) => console.error("chat-delivery-hub widget: notifications:", error));
+    };
+    if (pushScript) return void (pushScript.loaded ? offer() : pushScript.addEventListener("load", offer));
+    pushScript = el("script", { src: `${hub}/widget-push.js` });
+    pushScript.addEventListener("load", () => {
+      pushScript.loaded = true;
+      offer();
     });
-    document.head.appendChild(tag);
+    document.head.appendChild(pushScript);
+  }
+
+  // Nothing runs any more: an unanswered offer goes (an answered one finishes its own word), and the next slow
+  // job may offer again.
+  function withdrawNotificationOffer() {
+    const box = ui.panel.querySelector("#cdh-push-offer");
+    if (box && box.getAttribute("data-state") !== "done") {
+      box.remove();
+      ui.panel.querySelector(".cdh-activity").setAttribute("data-push", "withdrawn");
+    }
+    notificationsOffered = false;
   }
 
   // A service worker must come from the page's origin: the hub's own /widget-sw.js on pages the hub serves,

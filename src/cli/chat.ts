@@ -18,6 +18,8 @@ import { CliError } from "./read-timeline.js";
 interface ChatState {
   /** Per hub URL: the conversation `hub chat` talks in, and the visitor id that opens it. */
   conversations: Record<string, { conversationId: string; visitorId: string }>;
+  /** Every conversation `hub chat` opened, by id: the visitor id that opens it again (`--conversation`). */
+  opened: Record<string, string>;
 }
 
 export interface ChatOptions {
@@ -33,12 +35,15 @@ const stateFile = (config: Config) => path.join(config.dataDir, "chat.json");
 
 export function readChatState(config: Config): ChatState {
   const file = stateFile(config);
-  if (!existsSync(file)) return { conversations: {} };
+  if (!existsSync(file)) return { conversations: {}, opened: {} };
   try {
     const parsed = JSON.parse(readFileSync(file, "utf8")) as Partial<ChatState>;
-    return { conversations: parsed.conversations ?? {} };
+    const conversations = parsed.conversations ?? {};
+    const opened = parsed.opened ?? {};
+    for (const kept of Object.values(conversations)) opened[kept.conversationId] ??= kept.visitorId;
+    return { conversations, opened };
   } catch {
-    return { conversations: {} };
+    return { conversations: {}, opened: {} };
   }
 }
 
@@ -65,22 +70,24 @@ async function hubJson(url: string, init: RequestInit): Promise<{ status: number
   return { status: res.status, body: await res.json().catch(() => undefined) };
 }
 
-/** The visitor id behind a conversation given by id: only a widget conversation can be spoken in as the person. */
-async function visitorOf(config: Config, conversationId: string): Promise<string> {
+/**
+ * The visitor id behind a conversation given by id. The hub never hands a visitor id out (it opens the
+ * conversation), so only a conversation this terminal opened can be spoken in as the person.
+ */
+async function visitorOf(config: Config, state: ChatState, conversationId: string): Promise<string> {
+  const kept = state.opened[conversationId];
+  if (kept) return kept;
   const { status, body } = await hubJson(`${config.hubUrl}/v1/conversations/${encodeURIComponent(conversationId)}`, {
     headers: { Authorization: `Bearer ${config.secrets.hubApiKey}` },
   });
   if (status === 401) throw new CliError(`the hub at ${config.hubUrl} refused the API key: set HUB_API_KEY`);
   if (status === 404) throw new CliError(`no conversation ${conversationId}`);
-  const conversation = (body as { conversation?: { channel: string; account: string; contact: string } })?.conversation;
+  const conversation = (body as { conversation?: { channel: string } })?.conversation;
   if (!conversation) throw new CliError(`the hub at ${config.hubUrl} answered ${status}: check HUB_URL`);
-  if (conversation.account !== "widget") {
-    throw new CliError(
-      `conversation ${conversationId} is a ${conversation.channel} conversation: only a widget conversation ` +
-        "can be spoken in from the terminal (see it with `hub chat show`)",
-    );
-  }
-  return conversation.contact;
+  throw new CliError(
+    `conversation ${conversationId} (${conversation.channel}) was not opened by \`hub chat\` here: only a widget ` +
+      "conversation this terminal opened can be spoken in as the person (see any with `hub chat show`)",
+  );
 }
 
 async function openSession(config: Config, visitorId: string | undefined) {
@@ -104,9 +111,10 @@ async function openSession(config: Config, visitorId: string | undefined) {
 export async function chat(config: Config, options: ChatOptions, print: Print): Promise<number> {
   const state = readChatState(config);
   const kept = options.fresh ? undefined : state.conversations[config.hubUrl];
-  const visitorId = options.conversation ? await visitorOf(config, options.conversation) : kept?.visitorId;
-  const session = await openSession(config, visitorId);
+  const visitorId = options.conversation ? await visitorOf(config, state, options.conversation) : kept?.visitorId;
+  let session = await openSession(config, visitorId);
   state.conversations[config.hubUrl] = { conversationId: session.conversationId, visitorId: session.visitorId };
+  state.opened[session.conversationId] = session.visitorId;
   saveChatState(config, state);
   print(`conversation ${session.conversationId}`);
 
@@ -202,8 +210,21 @@ export async function chat(config: Config, options: ChatOptions, print: Print): 
       settleIfDone();
     });
     socket.on("connect_error", (error) => {
-      const data = (error as Error & { data?: { code?: string } }).data;
-      if (data?.code === "unauthorized") finish(1, `hub: the hub refused the chat (${error.message})`);
+      if (socket.active) return; // a transport problem: socket.io retries by itself
+      if (error.message === "token_expired") {
+        // Renewed with the kept visitor id, then the same socket connects again: nothing said is lost.
+        openSession(config, session.visitorId).then(
+          (renewed) => {
+            session = renewed;
+            socket.connect();
+          },
+          (failure: unknown) => finish(1, `hub: ${(failure as Error).message}`),
+        );
+        return;
+      }
+      if (error.message === "unauthorized") return finish(1, `hub: the hub refused the chat (${error.message})`);
+      const wait = (error as Error & { data?: { retryAfterMs?: number } }).data?.retryAfterMs;
+      setTimeout(() => socket.connect(), wait ?? 2000);
     });
 
     function send(text: string) {

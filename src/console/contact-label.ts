@@ -1,9 +1,11 @@
 // What the support team calls a conversation: the person's name when the channel gave one, else what
-// identifies them on their channel (a phone number, a contact an agent runtime chose), else a short label
-// built from the conversation id — never a 40-character visitor id nobody can read or say out loud.
+// identifies them on their channel (a phone number, a contact an agent runtime chose, the user id an integrator
+// verified), else a short label built from the conversation id — never a 29-character visitor label nobody can
+// read or say out loud.
+import { IDENTIFIED_ACCOUNT } from "../conversations/widget-sessions.js";
 import type { Conversation } from "../generated/prisma/client.js";
 
-type Named = Pick<Conversation, "id" | "channel" | "contact" | "name">;
+type Named = Pick<Conversation, "id" | "channel" | "contact" | "name"> & Partial<Pick<Conversation, "account">>;
 
 const CHANNEL_NAME: Record<string, string> = {
   whatsapp: "WhatsApp",
@@ -27,6 +29,8 @@ export function contactLabel(conversation: Named): string {
   if (conversation.channel === "whatsapp" && WA_ID.test(conversation.contact)) return `+${conversation.contact}`;
   // Instagram and Messenger ids are scoped numbers, not handles: nobody recognises them.
   if (channel) return `${channel} user ${code}`;
+  // The integrator's own user id, whatever it looks like: that is how their team knows the person.
+  if (conversation.account === IDENTIFIED_ACCOUNT) return conversation.contact;
   return OPAQUE_ID.test(conversation.contact) ? `Visitor ${code}` : conversation.contact;
 }
 

@@ -69,31 +69,28 @@ export async function findOrCreateConversation(
 }
 
 /**
- * A widget visitor's conversation: one per visitor id across web, iOS, Android and Flutter — they are
- * delivered the same way, and a person who chats on the website and then opens the app (with the same visitor
- * id) expects the same conversation. It keeps the channel of its first session. Where an older hub made one
- * per channel for the same visitor, the oldest is the one returned.
+ * A widget person's conversation: one per visitor (by the label of their visitor id) or verified identity across
+ * web, iOS, Android and Flutter — they are delivered the same way, and a person who chats on the website and then
+ * opens the app expects the same conversation. It keeps the channel of its first session. Where an older hub
+ * made one per channel for the same visitor, the oldest is the one returned.
  */
 export async function findOrCreateWidgetConversation(
   sql: Sql,
-  input: { channel: Channel; account: string; visitorId: string; name?: string | undefined },
+  input: { channel: Channel; account: string; contact: string; name?: string | undefined },
 ): Promise<{ conversation: ConversationRow; created: boolean }> {
   return sql.transaction(async (tx) => {
-    // The unique key is per channel: two first sessions of one visitor from two apps at once are serialised
+    // The unique key is per channel: two first sessions of one person from two apps at once are serialised
     // here, so they make one conversation.
-    await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`widget-visitor:${input.visitorId}`]);
+    await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [
+      `widget-person:${input.account}:${input.contact}`,
+    ]);
     const [existing] = await tx.query<ConversationRow>(
       `SELECT * FROM "Conversation" WHERE account = $1 AND contact = $2 AND channel = ANY($3::text[])
        ORDER BY "createdAt", id LIMIT 1`,
-      [input.account, input.visitorId, WIDGET_CHANNELS],
+      [input.account, input.contact, WIDGET_CHANNELS],
     );
     if (existing) return { conversation: existing, created: false };
-    return findOrCreateConversation(tx, {
-      channel: input.channel,
-      account: input.account,
-      contact: input.visitorId,
-      name: input.name,
-    });
+    return findOrCreateConversation(tx, input);
   });
 }
 

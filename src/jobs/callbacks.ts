@@ -48,7 +48,7 @@ export function parseCallbackBody(body: unknown): CallbackBody {
 export type CallbackAnswer = { ok: true; duplicate?: true };
 
 const jobEnded = (status: string) => new HubError(409, "job_ended", `the job has ended (${status})`);
-const unknownJob = () => new HubError(404, "not_found", "unknown or expired callback");
+export const unknownJob = () => new HubError(404, "not_found", "unknown or expired callback");
 
 /** Commits on the callbacks' own connections; a database that cannot answer is a 503 to retry later. */
 async function committed<T>(work: Promise<T>): Promise<T> {

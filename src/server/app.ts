@@ -5,6 +5,7 @@ import helmet from "helmet";
 import type { HubContext } from "../context.js";
 import { HubError } from "../errors.js";
 import { errorHandler } from "./error-handler.js";
+import { requireBearer } from "./auth.js";
 import { guardJson } from "./json-guard.js";
 import { callbackRoutes } from "./routes/callbacks.js";
 import { healthRoutes } from "./routes/health.js";
@@ -47,7 +48,16 @@ export function createApp(ctx: HubContext): Express {
   // Built once: it depends only on the code and PUBLIC_URL. Public, like any API reference.
   const openApi = openApiDocument(ctx.config.publicUrl);
   app.get("/v1/openapi.json", (_req, res) => res.json(openApi));
-  app.use("/v1", express.json({ limit: "1mb" }), guardJson(), consoleRoutes(ctx), v1Routes(ctx));
+  // The key before the body: a request without one is refused before its body is read or walked.
+  const { hubApiKey, consoleApiKey } = ctx.config.secrets;
+  app.use(
+    "/v1",
+    requireBearer({ agent: hubApiKey, human: consoleApiKey }),
+    express.json({ limit: "1mb" }),
+    guardJson(),
+    consoleRoutes(ctx),
+    v1Routes(ctx),
+  );
   app.use("/widget", express.json({ limit: "64kb" }), guardJson(), widgetRoutes(ctx));
   if (ctx.config.demo.enabled) {
     app.use(

@@ -6,6 +6,8 @@ export class TcpProxy {
   private server: Server | undefined;
   private readonly open = new Set<Socket>();
   private refusing = false;
+  /** While set, what clients send is kept here instead of reaching the service (answers still flow back). */
+  private held: { to: Socket; chunk: Buffer }[] | undefined;
   port = 0;
 
   constructor(
@@ -27,7 +29,9 @@ export class TcpProxy {
           this.open.delete(from);
           to.destroy();
         });
-        from.pipe(to);
+        if (from === client) {
+          client.on("data", (chunk: Buffer) => (this.held ? this.held.push({ to, chunk }) : to.write(chunk)));
+        } else from.pipe(to);
       }
     });
     await new Promise<void>((resolve) => this.server!.listen(port, "127.0.0.1", resolve));
@@ -50,6 +54,23 @@ export class TcpProxy {
     this.cut();
     await new Promise((resolve) => setTimeout(resolve, ms));
     this.restore();
+  }
+
+  /** Keeps what clients send from the service (the connections stay open) until `release()`. */
+  hold(): void {
+    this.held ??= [];
+  }
+
+  /** What clients sent while held, as text. */
+  heldText(): string {
+    return (this.held ?? []).map(({ chunk }) => chunk.toString("latin1")).join("");
+  }
+
+  /** Sends what was held, in order, and lets everything through again. */
+  release(): void {
+    const held = this.held ?? [];
+    this.held = undefined;
+    for (const { to, chunk } of held) if (!to.destroyed) to.write(chunk);
   }
 
   async stop(): Promise<void> {

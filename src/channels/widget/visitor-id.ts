@@ -1,12 +1,13 @@
-// Visitor ids bring a returning visitor back to their conversation, so whoever knows one reads that
-// conversation: the hub issues them (random and signed), and accepts one a client chose only when it
-// looks as unguessable as a random id (an app's own UUID, say) — never "aaaaaaaaaaaaaaaa".
-import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+// Visitor ids bring a returning anonymous visitor back to their conversation, so whoever holds one reads that
+// conversation: only ids the hub issued (random, and signed by it) are accepted — a client-chosen id, however
+// random it looks, may follow a scheme someone can guess. The id is a credential, never data: the conversation
+// is stored and shown under a label derived from it one way, which opens nothing.
+import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 
 const RANDOM_CHARS = 24; // 18 random bytes, base64url
 const SIGNATURE_CHARS = 16; // 12 bytes of HMAC-SHA256
-/** Bits a client-chosen id must carry, by the empirical entropy of its characters. */
-export const MIN_VISITOR_ID_BITS = 80;
+/** Every anonymous widget conversation's contact starts so; an identified person's never does (another account). */
+export const VISITOR_LABEL_PREFIX = "anon-";
 
 function signature(secret: string, random: string): string {
   return createHmac("sha256", secret).update(`visitor:${random}`).digest().subarray(0, 12).toString("base64url");
@@ -17,25 +18,19 @@ export function issueVisitorId(secret: string): string {
   return `${random}${signature(secret, random)}`;
 }
 
-function issuedByHub(secret: string, id: string): boolean {
+/** Whether this hub issued the id (constant time in the signature). */
+export function issuedVisitorId(secret: string, id: string): boolean {
   if (id.length !== RANDOM_CHARS + SIGNATURE_CHARS) return false;
   const expected = Buffer.from(signature(secret, id.slice(0, RANDOM_CHARS)));
   const given = Buffer.from(id.slice(RANDOM_CHARS));
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
-/** Shannon entropy of the id's own characters, times its length: low for repeats and short ids. */
-export function estimatedBits(id: string): number {
-  const counts = new Map<string, number>();
-  for (const char of id) counts.set(char, (counts.get(char) ?? 0) + 1);
-  let perChar = 0;
-  for (const count of counts.values()) {
-    const p = count / id.length;
-    perChar -= p * Math.log2(p);
-  }
-  return perChar * id.length;
-}
-
-export function acceptableVisitorId(secret: string, id: string): boolean {
-  return issuedByHub(secret, id) || estimatedBits(id) >= MIN_VISITOR_ID_BITS;
+/**
+ * The conversation's `contact` for a visitor id: 96 bits of its SHA-256, enough to keep visitors apart, and
+ * no way back to the id. The migration that moved existing conversations to labels computes the same in SQL.
+ */
+export function visitorLabel(visitorId: string): string {
+  const digest = createHash("sha256").update(`visitor-label:${visitorId}`).digest();
+  return `${VISITOR_LABEL_PREFIX}${digest.subarray(0, 12).toString("hex")}`;
 }

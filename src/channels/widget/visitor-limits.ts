@@ -1,49 +1,78 @@
 // What one visitor may do, so that nobody can hurt everyone: widget sessions and socket connections per
-// client address, messages per conversation (counted in Redis, so they hold across hub processes), and
-// sockets per conversation (counted by each process). A limit of 0 is off. When Redis cannot answer, a
-// limit lets the request through: the action itself then meets the outage and says so.
+// client address; messages per conversation and per address (each message is an agent turn, an LLM bill);
+// receipts and push registrations per conversation; every event per socket; sockets per conversation. Addresses
+// count by their /64 when IPv6 (address-key.ts). A limit of 0 is off.
+// The shared counts live in Redis so they hold across hub processes. When Redis cannot answer they are counted
+// by each process in memory instead (rate-limiter-flexible's insurance limiter): still limited, only per
+// process — never unlimited, and never refusing everyone while the rest of the hub may still work.
 import type { Redis } from "ioredis";
-import { RateLimiterRedis, RateLimiterRes } from "rate-limiter-flexible";
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from "rate-limiter-flexible";
 import type { Config } from "../../config.js";
+import { addressKey } from "./address-key.js";
 
 export type LimitVerdict = { ok: true } | { ok: false; retryAfterMs: number };
 
 export interface VisitorLimits {
   session(address: string): Promise<LimitVerdict>;
   connection(address: string): Promise<LimitVerdict>;
-  message(conversationId: string): Promise<LimitVerdict>;
+  /** A person's message: counted for the conversation and for the client's address. */
+  message(conversationId: string, address: string): Promise<LimitVerdict>;
+  /** A read receipt, a history confirmation or a push registration of the conversation. */
+  receipt(conversationId: string): Promise<LimitVerdict>;
+  /** Any event one socket sends, whatever its name (counted by this process: a socket lives on one). */
+  socketEvent(socketId: string): Promise<LimitVerdict>;
+  /** Forgets a closed socket's count. */
+  socketClosed(socketId: string): void;
   /** Counts one more socket of the conversation on this process: a release, or undefined when full. */
   openSocket(conversationId: string): (() => void) | undefined;
 }
 
 const OK: LimitVerdict = { ok: true };
+const MINUTE_S = 60;
 
-function perMinute(redis: Redis, keyPrefix: string, points: number) {
+type Counter = (key: string) => Promise<LimitVerdict>;
+
+function verdictOf(outcome: unknown): LimitVerdict {
+  if (outcome instanceof RateLimiterRes) return { ok: false, retryAfterMs: Math.max(1, outcome.msBeforeNext) };
+  // Neither Redis nor the insurance limiter answered (it cannot fail, but a refusal is the safe side).
+  return { ok: false, retryAfterMs: 1000 };
+}
+
+function perMinute(redis: Redis, keyPrefix: string, points: number): Counter {
   if (points === 0) return async () => OK;
   const limiter = new RateLimiterRedis({
     storeClient: redis,
     keyPrefix,
     points,
-    duration: 60,
+    duration: MINUTE_S,
     rejectIfRedisNotReady: true,
+    insuranceLimiter: new RateLimiterMemory({ keyPrefix, points, duration: MINUTE_S }),
   });
-  return async (key: string): Promise<LimitVerdict> => {
-    try {
-      await limiter.consume(key);
-      return OK;
-    } catch (outcome) {
-      if (outcome instanceof RateLimiterRes) return { ok: false, retryAfterMs: Math.max(1, outcome.msBeforeNext) };
-      return OK;
-    }
-  };
+  return (key) => limiter.consume(key).then(() => OK, verdictOf);
 }
 
 export function visitorLimits(redis: Redis, prefix: string, limits: Config["limits"]): VisitorLimits {
   const sockets = new Map<string, number>();
+  const messages = perMinute(redis, `${prefix}:limit:message`, limits.messagesPerMinute);
+  const addressMessages = perMinute(redis, `${prefix}:limit:address-message`, limits.addressMessagesPerMinute);
+  const sessions = perMinute(redis, `${prefix}:limit:session`, limits.sessionsPerMinute);
+  const connections = perMinute(redis, `${prefix}:limit:connect`, limits.connectionsPerMinute);
+  const socketEvents =
+    limits.socketEventsPerMinute === 0
+      ? undefined
+      : new RateLimiterMemory({ points: limits.socketEventsPerMinute, duration: MINUTE_S });
   return {
-    session: perMinute(redis, `${prefix}:limit:session`, limits.sessionsPerMinute),
-    connection: perMinute(redis, `${prefix}:limit:connect`, limits.connectionsPerMinute),
-    message: perMinute(redis, `${prefix}:limit:message`, limits.messagesPerMinute),
+    session: (address) => sessions(addressKey(address)),
+    connection: (address) => connections(addressKey(address)),
+    async message(conversationId, address) {
+      const verdict = await messages(conversationId);
+      return verdict.ok ? addressMessages(addressKey(address)) : verdict;
+    },
+    receipt: perMinute(redis, `${prefix}:limit:receipt`, limits.receiptsPerMinute),
+    socketEvent: async (socketId) => (socketEvents ? socketEvents.consume(socketId).then(() => OK, verdictOf) : OK),
+    socketClosed(socketId) {
+      void socketEvents?.delete(socketId);
+    },
     openSocket(conversationId) {
       const open = sockets.get(conversationId) ?? 0;
       if (limits.socketsPerConversation > 0 && open >= limits.socketsPerConversation) return undefined;

@@ -1,24 +1,50 @@
-// Widget session tokens: `<conversation id>.<visitor id>.<signature>`, signed by the hub. A token opens
-// exactly one conversation's socket; it carries no expiry because the visitor id is the session itself.
+// Widget session tokens: `<payload>.<signature>`, the payload being the conversation id and when the token
+// expires, signed by the hub. A token opens exactly one conversation's socket until then; the client renews it
+// by asking for a session again with what it keeps (the visitor id, or the verified identity). Tokens carry no
+// visitor id: a token seen in transit or in a log does not outlive its expiry.
 import { createHmac, timingSafeEqual } from "node:crypto";
 
 function sign(secret: string, payload: string): Buffer {
   return createHmac("sha256", secret).update(`widget:${payload}`).digest();
 }
 
-export function createWidgetToken(secret: string, conversationId: string, visitorId: string): string {
-  const payload = Buffer.from(`${conversationId}.${visitorId}`).toString("base64url");
-  return `${payload}.${sign(secret, payload).toString("base64url")}`;
+export interface WidgetToken {
+  token: string;
+  expiresAt: Date;
 }
 
-/** The conversation the token opens, or undefined when it is forged or malformed. */
-export function verifyWidgetToken(secret: string, token: unknown): string | undefined {
-  if (typeof token !== "string") return undefined;
+export function createWidgetToken(
+  secret: string,
+  conversationId: string,
+  ttlMs: number,
+  now = new Date(),
+): WidgetToken {
+  const expiresAt = new Date(Math.floor((now.getTime() + ttlMs) / 1000) * 1000);
+  const payload = Buffer.from(`${conversationId}.${expiresAt.getTime() / 1000}`).toString("base64url");
+  return { token: `${payload}.${sign(secret, payload).toString("base64url")}`, expiresAt };
+}
+
+export type TokenCheck = { conversationId: string } | { expired: true } | undefined;
+
+/**
+ * What a token opens: the conversation, `expired` when it was the hub's but its time is up (a token of an
+ * older hub, which carried no expiry, counts as expired: the client renews it), or undefined when forged.
+ */
+export function checkWidgetToken(secret: string, token: unknown, now = new Date()): TokenCheck {
+  if (typeof token !== "string" || token.length > 500) return undefined;
   const [payload, signature, extra] = token.split(".");
   if (!payload || !signature || extra !== undefined) return undefined;
   const expected = sign(secret, payload);
   const given = Buffer.from(signature, "base64url");
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
-  const [conversationId] = Buffer.from(payload, "base64url").toString().split(".");
-  return conversationId && /^[0-9a-f-]{36}$/.test(conversationId) ? conversationId : undefined;
+  const [conversationId, expiry] = Buffer.from(payload, "base64url").toString().split(".");
+  if (!conversationId || !/^[0-9a-f-]{36}$/.test(conversationId)) return undefined;
+  const expiresAt = /^\d{1,12}$/.test(expiry ?? "") ? Number(expiry) * 1000 : 0;
+  return expiresAt > now.getTime() ? { conversationId } : { expired: true };
+}
+
+/** The conversation a valid, unexpired token opens; undefined otherwise. */
+export function verifyWidgetToken(secret: string, token: unknown, now = new Date()): string | undefined {
+  const check = checkWidgetToken(secret, token, now);
+  return check && "conversationId" in check ? check.conversationId : undefined;
 }

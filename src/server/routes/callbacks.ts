@@ -2,7 +2,8 @@
 import express, { Router } from "express";
 import type { HubContext } from "../../context.js";
 import { HubError } from "../../errors.js";
-import { handleCallback } from "../../jobs/callbacks.js";
+import { verifyCallbackToken } from "../../jobs/callback-token.js";
+import { handleCallback, unknownJob } from "../../jobs/callbacks.js";
 import { repairBody } from "../json-guard.js";
 
 export const CALLBACK_BODY_LIMIT = "1mb";
@@ -11,6 +12,13 @@ export function callbackRoutes(ctx: HubContext): Router {
   const router = Router();
   router.post(
     "/:token",
+    // The token is the only credential: checked before the body is read, so a stranger's body is never parsed.
+    (req, _res, next) =>
+      next(
+        verifyCallbackToken(ctx.config.secrets.callbackSecret, req.params.token as string, ctx.now())
+          ? undefined
+          : unknownJob(),
+      ),
     express.json({ limit: CALLBACK_BODY_LIMIT, type: () => true }),
     repairBody("invalid_body"),
     async (req, res) => {

@@ -2,24 +2,33 @@
 // socket.io client the widget loads.
 import { Router } from "express";
 import { z } from "zod";
-import { acceptableVisitorId, issueVisitorId } from "../../channels/widget/visitor-id.js";
-import { createWidgetToken } from "../../channels/widget/widget-token.js";
 import type { HubContext } from "../../context.js";
-import { findOrCreateWidgetConversation } from "../../conversations/conversations.js";
+import { openWidgetSession } from "../../conversations/widget-sessions.js";
 import { WIDGET_CHANNELS } from "../../delivery/channel-port.js";
-import { HubError, rateLimited } from "../../errors.js";
+import { rateLimited } from "../../errors.js";
 import { parseInput } from "../validate.js";
 import { serveWidgetSocketClient } from "./widget-socket-client.js";
 import { widgetPushRoutes } from "./widget-push.js";
 
-export const WIDGET_ACCOUNT = "widget";
+/** Text a person may be known by: no control characters (it is shown in the console and the terminal). */
+const printable = (text: string) =>
+  [...text].every((char) => {
+    const code = char.codePointAt(0)!;
+    return code > 0x1f && (code < 0x7f || code > 0x9f);
+  });
 
 const sessionBody = z.object({
   channel: z.enum(WIDGET_CHANNELS as ["web", "ios", "android", "flutter"]).default("web"),
-  // Unguessable ids only: the visitor id is what brings a returning visitor back to their conversation.
+  // Only ids the hub issued: checked against its signature (widget-sessions.ts).
   visitorId: z
     .string()
-    .regex(/^[A-Za-z0-9_-]{16,100}$/, "must be 16–100 letters, digits, _ or -")
+    .regex(/^[A-Za-z0-9_-]{16,100}$/, "must be 16–100 letters, digits, _ or -: keep the id the hub issued")
+    .optional(),
+  // The integrator's own user id, verified by identifierHash (docs/widget-protocol.md, Verified identities).
+  identifier: z.string().min(1).max(200).refine(printable, "must not contain control characters").optional(),
+  identifierHash: z
+    .string()
+    .regex(/^[0-9a-fA-F]{64}$/, "must be the hex HMAC-SHA256 of identifier (64 hex digits)")
     .optional(),
   name: z.string().trim().max(200).optional(),
 });
@@ -30,7 +39,7 @@ export function widgetRoutes(ctx: HubContext): Router {
   router.use((req, res, next) => {
     res.set({
       "Access-Control-Allow-Origin": "*",
-      "Access-Control-Allow-Methods": "GET, POST, OPTIONS",
+      "Access-Control-Allow-Methods": "GET, POST, DELETE, OPTIONS",
       "Access-Control-Allow-Headers": "Content-Type, Authorization",
       "Access-Control-Max-Age": "600",
     });
@@ -40,27 +49,18 @@ export function widgetRoutes(ctx: HubContext): Router {
   router.get("/socket.io.js", serveWidgetSocketClient);
   router.post("/sessions", async (req, res) => {
     const body = parseInput(sessionBody, req.body);
-    const secret = ctx.config.secrets.callbackSecret;
-    if (body.visitorId && !acceptableVisitorId(secret, body.visitorId)) {
-      throw new HubError(400, "invalid_request", "invalid visitorId", [
-        { field: "visitorId", message: "too easy to guess: omit it and keep the one the hub issues" },
-      ]);
-    }
     const verdict = await ctx.limits.session(req.ip ?? "");
     if (!verdict.ok) throw rateLimited(verdict.retryAfterMs);
-    const visitorId = body.visitorId ?? issueVisitorId(secret);
-    const { conversation, created } = await findOrCreateWidgetConversation(ctx.sql, {
-      channel: body.channel,
-      // Apart from conversations the agent runtime creates: a visitor id can never open one of those.
-      account: WIDGET_ACCOUNT,
-      visitorId,
-      name: body.name,
-    });
-    res.status(created ? 201 : 200).json({
-      conversationId: conversation.id,
-      visitorId,
-      token: createWidgetToken(secret, conversation.id, visitorId),
-    });
+    const { created, ...session } = await openWidgetSession(
+      ctx.sql,
+      {
+        secret: ctx.config.secrets.callbackSecret,
+        identitySecret: ctx.config.widget.identitySecret,
+        tokenTtlMs: ctx.config.widget.tokenTtlMs,
+      },
+      body,
+    );
+    res.status(created ? 201 : 200).json(session);
   });
   router.use(widgetPushRoutes(ctx));
   return router;

@@ -8,7 +8,7 @@ import { Redis } from "ioredis";
 import { z } from "zod";
 import { roomOf, type SendAnswer, type WidgetJob } from "../../channels/widget/events.js";
 import { widgetMessage, widgetRunningJob } from "../../channels/widget/widget-channel.js";
-import { verifyWidgetToken } from "../../channels/widget/widget-token.js";
+import { checkWidgetToken } from "../../channels/widget/widget-token.js";
 import type { HubContext } from "../../context.js";
 import { receiveUserMessage } from "../../conversations/inbound.js";
 import { runningJobs, widgetHistory } from "../../conversations/widget-history.js";
@@ -52,7 +52,7 @@ function invalid(error: z.ZodError): SendAnswer {
 }
 
 const rateLimited = (retryAfterMs: number) => ({
-  error: { code: "rate_limited", message: "too many messages; try again later", retryAfterMs },
+  error: { code: "rate_limited", message: "too many events; try again later", retryAfterMs },
 });
 
 export function attachWidgetNamespace(ctx: HubContext): void {
@@ -60,14 +60,30 @@ export function attachWidgetNamespace(ctx: HubContext): void {
   const addressOf = clientAddressOf(ctx.config.trustProxy);
   widget.use((socket, next) => {
     const auth = (socket.handshake.auth ?? {}) as { token?: unknown };
-    const conversationId = verifyWidgetToken(ctx.config.secrets.callbackSecret, auth.token);
-    if (!conversationId) return next(new Error("unauthorized"));
+    const check = checkWidgetToken(ctx.config.secrets.callbackSecret, auth.token);
+    // An expired token is the hub's own: the client renews it with the session it keeps (widget-sessions.ts).
+    if (check && "expired" in check) return next(refusal("token_expired"));
+    if (!check) return next(new Error("unauthorized"));
+    const { conversationId } = check;
     void (async () => {
       const verdict = await ctx.limits.connection(addressOf(socket.request));
       if (!verdict.ok) return next(refusal("rate_limited", verdict.retryAfterMs));
       const release = ctx.limits.openSocket(conversationId);
       if (!release) return next(refusal("too_many_connections"));
-      socket.once("disconnect", release);
+      // A socket whose connection closes before it is connected never emits "disconnect": its slot goes
+      // back when the connection closes, at whatever point of the handshake that happens.
+      const connection = socket.conn;
+      const releaseOnce = () => {
+        connection.off("close", releaseOnce);
+        ctx.limits.socketClosed(socket.id);
+        release();
+      };
+      if (connection.readyState !== "open") {
+        releaseOnce();
+        return next(refusal("gone"));
+      }
+      connection.once("close", releaseOnce);
+      socket.once("disconnect", releaseOnce);
       socket.data.conversationId = conversationId;
       next();
     })().catch((error: unknown) => {
@@ -98,12 +114,22 @@ export function attachWidgetNamespace(ctx: HubContext): void {
         .finally(() => (queued -= 1));
     };
 
+    const address = addressOf(socket.request);
+    // Every event counts against the socket's limit, whatever its name (one the hub does not know included);
+    // past it, an event is answered with `rate_limited` and goes no further.
+    socket.use((packet, next) => {
+      void ctx.limits.socketEvent(socket.id).then((verdict) => {
+        if (verdict.ok) return next();
+        replyOf(packet[packet.length - 1])(rateLimited(verdict.retryAfterMs));
+      });
+    });
+
     // Handlers first: a client may send the moment it is connected, before its history is out.
     socket.on("send", (payload: unknown, ack: unknown) =>
       handle(ack, async (reply) => {
         const parsed = sendSchema.safeParse(payload);
         if (!parsed.success) return reply(invalid(parsed.error));
-        const verdict = await ctx.limits.message(conversationId);
+        const verdict = await ctx.limits.message(conversationId, address);
         if (!verdict.ok) return reply(rateLimited(verdict.retryAfterMs));
         const { message, created } = await receiveUserMessage(ctx, { conversationId, ...parsed.data });
         reply({ id: message.id });
@@ -115,7 +141,10 @@ export function attachWidgetNamespace(ctx: HubContext): void {
     socket.on("read", (payload: unknown, ack: unknown) =>
       handle(ack, async (reply) => {
         const parsed = upToSchema.safeParse(payload);
-        reply({ ok: parsed.success && (await ctx.delivery.markRead(conversationId, parsed.data.upTo)) });
+        if (!parsed.success) return reply({ ok: false });
+        const verdict = await ctx.limits.receipt(conversationId);
+        if (!verdict.ok) return reply({ ok: false, ...rateLimited(verdict.retryAfterMs) });
+        reply({ ok: await ctx.delivery.markRead(conversationId, parsed.data.upTo) });
       }),
     );
 
@@ -124,9 +153,10 @@ export function attachWidgetNamespace(ctx: HubContext): void {
     socket.on("received", (payload: unknown, ack: unknown) =>
       handle(ack, async (reply) => {
         const parsed = upToSchema.safeParse(payload);
-        reply({
-          ok: parsed.success && (await ctx.delivery.markReceived(conversationId, historyIds, parsed.data.upTo)),
-        });
+        if (!parsed.success) return reply({ ok: false });
+        const verdict = await ctx.limits.receipt(conversationId);
+        if (!verdict.ok) return reply({ ok: false, ...rateLimited(verdict.retryAfterMs) });
+        reply({ ok: await ctx.delivery.markReceived(conversationId, historyIds, parsed.data.upTo) });
       }),
     );
 
