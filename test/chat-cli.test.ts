@@ -124,10 +124,11 @@ describe("hub chat", () => {
       tool: "match_therapists",
       arguments: { reason: "stress", area: "Ñuñoa" },
     });
-    // Open that conversation's widget side: a conversation the agent runtime created is not a visitor's.
+    // Open that conversation's widget side: only a conversation this terminal opened can be spoken in (the hub
+    // never hands out the visitor id that would open another).
     const refused = await hubCommand(["chat", "--conversation", conversationId, "hi"]);
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toContain("only a widget conversation can be spoken in");
+    expect(refused.stderr).toContain("only a widget conversation this terminal opened can be spoken in");
 
     const chatId = JSON.parse(readFileSync(path.join(dataDir, "chat.json"), "utf8")).conversations[hub.url]
       .conversationId as string;

@@ -189,4 +189,31 @@ describe("the widget's offer of notifications", () => {
     expect(await page.evaluate(() => window.__subscribeCalls)).toEqual([]);
     expect(await hub.db.pushDevice.count({ where: { conversationId } })).toBe(0);
   });
+
+  it("withdraws an unanswered offer once no job is running, and offers again for the next slow job", async () => {
+    const page = await pageWithPushService();
+    await page.goto(`${hub.url}/demo`);
+    await page.locator('#cdh-widget[data-ready="true"]').waitFor({ state: "attached", ...WAIT });
+    await page.click("#cdh-launcher");
+    const conversationId = await conversationOf(page);
+    const start = async (reason: string) =>
+      (
+        await hub.api("POST", `/v1/conversations/${conversationId}/tool-calls`, {
+          tool: "match_therapists",
+          arguments: { reason, area: "Ñuñoa" },
+        })
+      ).body.job.id as string;
+    const first = await start("withdrawn");
+    await page.locator("#cdh-push-offer").waitFor(WAIT);
+    // The result arrives while the offer is unanswered: there is nothing left to be notified about.
+    await backend.post(first, { result: "ok", message: "3 found", data: { therapists: ["Ana"] } });
+    await page.locator("#cdh-messages .cdh-message", { hasText: "3 found" }).waitFor(WAIT);
+    await page.locator("#cdh-push-offer").waitFor({ state: "detached", ...WAIT });
+    expect(await page.locator(".cdh-activity").getAttribute("data-push")).toBe("withdrawn");
+    expect(await page.locator("#cdh-progress").isVisible()).toBe(false);
+    // The next slow job offers again.
+    await start("offered again");
+    await page.locator("#cdh-push-offer").waitFor(WAIT);
+    expect(await page.locator("#cdh-push-offer").count()).toBe(1);
+  });
 });

@@ -75,6 +75,9 @@ export async function testHubEnv(
     WIDGET_CONNECTIONS_PER_MINUTE: "0",
     WIDGET_SOCKETS_PER_CONVERSATION: "0",
     WIDGET_MESSAGES_PER_MINUTE: "0",
+    WIDGET_ADDRESS_MESSAGES_PER_MINUTE: "0",
+    WIDGET_RECEIPTS_PER_MINUTE: "0",
+    WIDGET_SOCKET_EVENTS_PER_MINUTE: "0",
     ...options.env,
   };
   return { env, dropDatabase };
