@@ -2,10 +2,12 @@
 // moves, what it must leave alone (the guards that keep a racing transition from undoing another), and the
 // one change event each publishes.
 import { randomUUID } from "node:crypto";
+import pg from "pg";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createChanges, type Change } from "../src/delivery/changes.js";
 import { deliveryState, type DeliveryState } from "../src/delivery/delivery-state.js";
 import type { TurnInputRow } from "../src/delivery/rows.js";
+import { eventually } from "./support/services.js";
 import { TestHub } from "./support/test-hub.js";
 
 describe("delivery state transitions", () => {
@@ -279,6 +281,135 @@ describe("delivery state transitions", () => {
     expect((await message(later.id)).status).toBe("live");
     expect(await state.markRead(c.id, randomUUID())).toBe(false);
     expect(published).toHaveLength(1);
+  });
+
+  /** A reply of a fresh turn, pending as routing finds it, answering one result (its timeline entry beside it). */
+  async function pendingReply(conversationId: string) {
+    const answered = await input(conversationId);
+    const committed = await state.commitReply({
+      conversationId,
+      turnId: randomUUID(),
+      inputs: [answered],
+      texts: ["found two"],
+      jobId: null,
+    });
+    if (committed === "superseded") throw new Error("expected a reply");
+    return { reply: committed.replies[0]!, entry: answered.messageId! };
+  }
+
+  it("a read receipt for a message whose delivery is still being confirmed takes effect when its delivery is recorded, acked or not", async () => {
+    const c = await conversation();
+    await hub.db.pushDevice.create({
+      data: { id: randomUUID(), conversationId: c.id, platform: "android", address: `fcm-${randomUUID()}` },
+    });
+    // Read before the ack's decision commits: the turn still routes the reply (it is not skipped as read) …
+    const acked = await pendingReply(c.id);
+    expect(await state.markRead(c.id, acked.reply.id)).toBe(true);
+    expect((await message(acked.reply.id)).status).toBe("pending");
+    // … and the delivery it records is the read the person sent, on the reply and on what it answered.
+    const recorded = await state.recordDecision(acked.reply, { status: "delivered", decision: "live", reason: null });
+    expect(recorded).toMatchObject({ message: { status: "read", decision: "live" }, pushesOwed: 0 });
+    expect(await message(acked.reply.id)).toMatchObject({ status: "read", decision: "live" });
+    expect((await message(acked.entry)).status).toBe("read");
+
+    // Read, but no socket acked in time: read all the same, and no push is owed for it.
+    const unacked = await pendingReply(c.id);
+    await state.markRead(c.id, unacked.reply.id);
+    expect(
+      await state.recordDecision(unacked.reply, { status: "stored", decision: "live", reason: null }),
+    ).toMatchObject({ message: { status: "read" }, pushesOwed: 0 });
+
+    // A history confirmation of a reply still being pushed: delivered when its decision lands, no push owed …
+    const confirmed = await pendingReply(c.id);
+    expect(await state.markReceived(c.id, [confirmed.reply.id], confirmed.reply.id)).toBe(true);
+    expect(
+      await state.recordDecision(confirmed.reply, { status: "stored", decision: "live", reason: null }),
+    ).toMatchObject({ message: { status: "delivered" }, pushesOwed: 0 });
+    // … and confirmed, then read at once: read.
+    const both = await pendingReply(c.id);
+    await state.markReceived(c.id, [both.reply.id], both.reply.id);
+    await state.markRead(c.id, both.reply.id);
+    await state.markReceived(c.id, [both.reply.id], both.reply.id);
+    await state.recordDecision(both.reply, { status: "delivered", decision: "live", reason: null });
+    expect((await message(both.reply.id)).status).toBe("read");
+
+    // Without any receipt, the same decision is what the channel said.
+    const plain = await pendingReply(c.id);
+    expect(await state.recordDecision(plain.reply, { status: "stored", decision: "live", reason: null })).toMatchObject(
+      { message: { status: "stored" }, pushesOwed: 1 },
+    );
+  });
+
+  it("a receipt is spent by the decision it met: a message held instead, and sent after the hand-back, is only delivered", async () => {
+    const c = await conversation({ control: "human" });
+    const direct = await hub.db.message.create({
+      data: { id: randomUUID(), conversationId: c.id, role: "human", text: "hello", status: "pending" },
+    });
+    await state.markRead(c.id, direct.id);
+    await state.recordDecision(direct, { status: "held", decision: "held", reason: "human_control" });
+    expect((await message(direct.id)).status).toBe("held");
+    expect(await state.releaseOnHandback(c.id)).toBeDefined();
+    expect((await message(direct.id)).status).toBe("pending");
+    await state.recordDecision(direct, { status: "delivered", decision: "live", reason: null });
+    expect((await message(direct.id)).status).toBe("delivered");
+  });
+
+  for (const first of ["the decision", "the read"] as const) {
+    it(`a read and the ack's decision racing on the message's row lock (${first} waiting first) end read, across connections`, async () => {
+      const c = await conversation();
+      const { reply } = await pendingReply(c.id);
+      const locker = new pg.Client({ connectionString: hub.config.databaseUrl });
+      await locker.connect();
+      const waiting = async () => {
+        // Inside a transaction the activity view is read once and kept: read it afresh each time.
+        await locker.query("SELECT pg_stat_clear_snapshot()");
+        const { rows } = await locker.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+           WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`,
+        );
+        return rows[0]!.n;
+      };
+      const started: { done: boolean; result: Promise<unknown> }[] = [];
+      /** Starts one side and waits until it is answered or waits on the lock behind the others. */
+      const start = async (work: () => Promise<unknown>) => {
+        const side = { done: false, result: Promise.resolve() as Promise<unknown> };
+        side.result = work().finally(() => (side.done = true));
+        started.push(side);
+        await eventually(
+          async () => side.done || (await waiting()) === started.filter((s) => !s.done).length,
+          `${started.length} waiting on the row lock or answered`,
+        );
+      };
+      const decide = () => state.recordDecision(reply, { status: "delivered", decision: "live", reason: null });
+      const read = () => state.markRead(c.id, reply.id);
+      try {
+        // Another connection holds the message's row, as a transaction still writing it would: both sides
+        // take their snapshot while the reply is pending, then wait.
+        await locker.query("BEGIN");
+        await locker.query(`SELECT id FROM "Message" WHERE id = $1::uuid FOR UPDATE`, [reply.id]);
+        await start(first === "the decision" ? decide : read);
+        await start(first === "the decision" ? read : decide);
+        await locker.query("COMMIT");
+        await Promise.all(started.map((side) => side.result));
+        expect(await message(reply.id)).toMatchObject({ status: "read", decision: "live" });
+      } finally {
+        await locker.query("ROLLBACK").catch(() => {});
+        await locker.end();
+      }
+    });
+  }
+
+  it("a status never goes backwards: a read message stays read whatever late delivery news comes", async () => {
+    const c = await conversation();
+    const { reply } = await pendingReply(c.id);
+    await state.recordDecision(reply, { status: "delivered", decision: "live", reason: null });
+    await state.markRead(c.id, reply.id);
+    expect((await message(reply.id)).status).toBe("read");
+    // A late history confirmation, and a late decision (a routing retried after its first commit).
+    expect(await state.markReceived(c.id, [reply.id], reply.id)).toBe(true);
+    await state.recordDecision(reply, { status: "stored", decision: "live", reason: null });
+    await state.recordDecision(reply, { status: "delivered", decision: "live", reason: null });
+    expect((await message(reply.id)).status).toBe("read");
   });
 
   it("applyMetaStatus moves sent → delivered → read, never back; 131047 sends it again by the template path", async () => {

@@ -676,6 +676,75 @@ describe("delivering to the widget", () => {
     await hub.settled();
   });
 
+  it("a read sent at once after acking a live message is kept: every message of a run ends read, never delivered", async () => {
+    const session = await openSession(hub.url);
+    // The widget with its panel open: it acks each message and sends `read` up to it straight away.
+    const client = await connect(session.token, undefined, { reading: true });
+    const ids: string[] = [];
+    for (let i = 0; i < 15; i++) {
+      const posted = await hub.api("POST", `/v1/conversations/${session.conversationId}/messages`, {
+        text: `read at once ${i}`,
+      });
+      const id = posted.body.message.id as string;
+      ids.push(id);
+      await eventually(() => client.reads.some((read) => read.upTo === id), `the read of message ${i}`);
+      expect(client.reads.find((read) => read.upTo === id)!.answer).toEqual({ ok: true });
+    }
+    await hub.settled();
+    const statuses = new Map((await messagesOf(session.conversationId)).map((m) => [m.id, m.status]));
+    expect(ids.map((id) => statuses.get(id))).toEqual(ids.map(() => "read"));
+  });
+
+  it("a read sent before the ack, or by a client that never acks, means the client has the message: it ends read", async () => {
+    const session = await openSession(hub.url);
+    const client = await connect(session.token, undefined, { ack: false });
+    // Read first, then ack: the receipt reaches the hub before the ack does.
+    client.socket.on("message", (message, ack) => {
+      client.socket.emit("read", { upTo: message.id });
+      ack({ ok: true });
+    });
+    const ids: string[] = [];
+    for (let i = 0; i < 10; i++) {
+      const posted = await hub.api("POST", `/v1/conversations/${session.conversationId}/messages`, {
+        text: `read first ${i}`,
+      });
+      ids.push(posted.body.message.id as string);
+      await eventually(async () => (await statusOf(ids.at(-1)!)).status !== "pending", `the decision on ${i}`);
+    }
+    await hub.settled();
+    for (const id of ids) expect(await statusOf(id)).toEqual({ status: "read", decision: "live" });
+    client.close();
+
+    // Never acked at all (the ack times out), but read: read, not stored.
+    const silent = await connect(session.token, undefined, { ack: false, reading: true });
+    const posted = await hub.api("POST", `/v1/conversations/${session.conversationId}/messages`, {
+      text: "read, never acked",
+    });
+    const id = posted.body.message.id as string;
+    await eventually(() => silent.reads.some((read) => read.upTo === id), "the read");
+    await eventually(async () => (await statusOf(id)).status !== "pending", "the delivery decision", 30_000);
+    expect(await statusOf(id)).toEqual({ status: "read", decision: "live" });
+  });
+
+  it("a history carrying a reply still being pushed to another socket, confirmed and read at once, ends read", async () => {
+    const session = await openSession(hub.url);
+    // A socket that never acks keeps the push waiting for its ack timeout (5 s): the reply is in flight.
+    const silent = await connect(session.token, undefined, { ack: false });
+    const posted = await hub.api("POST", `/v1/conversations/${session.conversationId}/messages`, {
+      text: "in flight, then read",
+    });
+    const id = posted.body.message.id as string;
+    await eventually(() => silent.messages.some((m) => m.id === id), "the push to the silent socket");
+    const late = await connect(session.token, undefined, { reading: true });
+    expect(late.history[0]!.map((m) => m.id)).toContain(id);
+    await eventually(() => late.receipts.length === 1 && late.reads.length === 1, "the history confirmed and read");
+    expect(late.receipts[0]).toEqual({ upTo: id, answer: { ok: true } });
+    expect(late.reads[0]).toEqual({ upTo: id, answer: { ok: true } });
+    expect(await statusOf(id)).toEqual({ status: "pending", decision: null });
+    await hub.settled();
+    expect(await statusOf(id)).toEqual({ status: "read", decision: "live" });
+  });
+
   it("an agent message held during a takeover reaches a client whose cursor is past it (the human's reply)", async () => {
     const session = await openSession(hub.url);
     const client = await connect(session.token);

@@ -75,7 +75,7 @@ class PythonWidget {
   static async open(
     hub: string,
     token: string,
-    options: { lastMessageId?: string; ack?: "ok" | "nothing"; crashOnHistory?: boolean } = {},
+    options: { lastMessageId?: string; ack?: "ok" | "nothing"; crashOnHistory?: boolean; readOnMessage?: boolean } = {},
   ): Promise<PythonWidget> {
     const widget = new PythonWidget();
     widget.command({ cmd: "open", hub, token, maxDelay: 2, ...options });
@@ -204,6 +204,31 @@ describe.skipIf(missing !== undefined)(
       widget.command({ cmd: "read" });
       expect(await widget.next("read", 0)).toMatchObject({ upTo: reply.id, answer: { ok: true } });
       expect((await statusOf(reply.id)).status).toBe("read");
+      expect(widget.exceptions()).toEqual([]);
+    });
+
+    it("a client that acks each message and reads it at once has every one read, none left delivered", async () => {
+      const session = await openSession(hub.url, { channel: "android" });
+      const widget = await open(session.token, { readOnMessage: true });
+      const ids: string[] = [];
+      for (let i = 0; i < 10; i++) {
+        const posted = await hub.api("POST", `/v1/conversations/${session.conversationId}/messages`, {
+          text: `acked and read ${i}`,
+        });
+        const id = posted.body.message.id as string;
+        ids.push(id);
+        expect(await widget.next("read", i)).toMatchObject({ upTo: id, answer: { ok: true } });
+      }
+      await hub.settled();
+      const statuses = new Map(
+        (
+          (await hub.api("GET", `/v1/conversations/${session.conversationId}/messages`)).body.messages as {
+            id: string;
+            status: string;
+          }[]
+        ).map((message) => [message.id, message.status]),
+      );
+      expect(ids.map((id) => statuses.get(id))).toEqual(ids.map(() => "read"));
       expect(widget.exceptions()).toEqual([]);
     });
 

@@ -3,6 +3,13 @@
 // racing transition cannot undo it, and each publishes one change event. Nothing else writes those columns
 // (their causes only create rows `pending`).
 //
+// A widget's receipts (`received`, `read`) can overtake the decision that records a push: the client acks and
+// reads at once, or reads before it acks, while the push is still pending. They are kept on the message's own
+// row (`receipt`) and the decision applies them, so the message's row lock settles that race on any process:
+// whichever of the two writes second waits for the first and sees its write (PostgreSQL re-evaluates a waiting
+// UPDATE on the committed row). A per-conversation read watermark would be a second row to keep consistent
+// with the message's: every decision would have to lock the conversation row as well, on the hot path.
+//
 // Races are settled by the conversation's row: a hand-back, the person's message and a decision that
 // depends on the conversation (hold, wait for a reply) all lock it, so a decision made on a state that
 // changed meanwhile is not recorded ("stale") and the caller routes again.
@@ -306,6 +313,8 @@ export function deliveryState(sql: Sql, changes: Changes, now: () => Date) {
           [recorded.externalId, message.id],
         );
       }
+      // A receipt that came while the push was under way (see markRead) outranks what the channel said; it is
+      // spent here whatever the decision, so a message held instead and sent later is not read unseen.
       // Guarded: the conversation's row is locked (as a hand-back and the person's message lock it) and
       // must still be as the decision saw it; unguarded, the two parameters are unused.
       const guarded = guard
@@ -315,8 +324,12 @@ export function deliveryState(sql: Sql, changes: Changes, now: () => Date) {
       const [row] = await sql.query<{ message: Record<string, unknown> | null; entries: JsonRows; pushes: number }>(
         `WITH guard AS (${guarded}),
          msg AS (
-           UPDATE "Message" SET status = CASE WHEN status = 'read' THEN status ELSE $3 END, decision = $4,
-             "statusReason" = $5, "externalId" = coalesce($6, "externalId"), "updatedAt" = $7
+           UPDATE "Message" SET status = CASE WHEN status = 'read' THEN status
+                                              WHEN $3 IN ('stored', 'live', 'delivered') AND receipt IS NOT NULL
+                                                THEN receipt
+                                              ELSE $3 END,
+             receipt = NULL, decision = $4, "statusReason" = $5, "externalId" = coalesce($6, "externalId"),
+             "updatedAt" = $7
            WHERE id = $2::uuid AND EXISTS (SELECT 1 FROM guard) RETURNING *),
          answered AS (
            UPDATE "TurnInput" SET decision = $4, reason = $5, "updatedAt" = $7,
@@ -501,15 +514,24 @@ export function deliveryState(sql: Sql, changes: Changes, now: () => Date) {
       return conversationFromJson(row.conversation);
     },
 
-    /** The person has seen every message up to `upToId` (widget read receipts). */
+    /**
+     * The person has seen every message up to `upToId` (widget read receipts): what was stored, live or
+     * delivered is read. One still pending is being pushed, or came in a history while it was: it keeps
+     * routing, and the receipt waits on it for its decision (recordDecision). (A message written meanwhile
+     * under an earlier seq, not pushed yet, is covered too: it is read once it is delivered.) Its `updatedAt`
+     * stays, which is how the sweep finds a pending message whose turn was lost.
+     */
     async markRead(conversationId: string, upToId: string): Promise<boolean> {
       const [row] = await sql.query<{ known: boolean; changed: JsonRows }>(
         `WITH upto AS (SELECT seq FROM "Message" WHERE id = $2::uuid AND "conversationId" = $1::uuid),
          r AS (
-           UPDATE "Message" SET status = 'read', "updatedAt" = $3
+           UPDATE "Message" SET status = CASE WHEN status = 'pending' THEN status ELSE 'read' END,
+             receipt = CASE WHEN status = 'pending' THEN 'read' ELSE receipt END,
+             "updatedAt" = CASE WHEN status = 'pending' THEN "updatedAt" ELSE $3 END
            WHERE "conversationId" = $1::uuid AND seq <= (SELECT seq FROM upto) AND role IN ('agent', 'human')
-             AND status IN ('live', 'stored', 'delivered') RETURNING *)
-         SELECT EXISTS (SELECT 1 FROM upto) AS known, (SELECT coalesce(json_agg(r), '[]') FROM r) AS changed`,
+             AND status IN ('pending', 'live', 'stored', 'delivered') RETURNING *)
+         SELECT EXISTS (SELECT 1 FROM upto) AS known,
+                (SELECT coalesce(json_agg(r), '[]') FROM r WHERE r.status = 'read') AS changed`,
         [conversationId, upToId, now()],
       );
       publish(conversationId, messages(row?.changed));
@@ -559,17 +581,21 @@ export function deliveryState(sql: Sql, changes: Changes, now: () => Date) {
 
     /**
      * A widget confirmed the history it was sent (`sentIds`) up to and including `upToId`: what of it was
-     * stored or live is delivered. What was sent but not confirmed stays as it was. `known` is false when
-     * `upToId` is not a message of the conversation.
+     * stored or live is delivered; what was still being pushed (pending) is delivered when its decision is
+     * recorded, as with markRead. Never lowers a read. What was sent but not confirmed stays as it was.
+     * `known` is false when `upToId` is not a message of the conversation.
      */
     async markReceived(conversationId: string, sentIds: readonly string[], upToId: string): Promise<boolean> {
       const [row] = await sql.query<{ known: boolean; changed: JsonRows }>(
         `WITH upto AS (SELECT seq FROM "Message" WHERE id = $2::uuid AND "conversationId" = $1::uuid),
          d AS (
-           UPDATE "Message" SET status = 'delivered', "updatedAt" = $4
+           UPDATE "Message" SET status = CASE WHEN status = 'pending' THEN status ELSE 'delivered' END,
+             receipt = CASE WHEN status = 'pending' THEN coalesce(receipt, 'delivered') ELSE receipt END,
+             "updatedAt" = CASE WHEN status = 'pending' THEN "updatedAt" ELSE $4 END
            WHERE "conversationId" = $1::uuid AND id = ANY($3::uuid[]) AND seq <= (SELECT seq FROM upto)
-             AND status IN ('stored', 'live') RETURNING *)
-         SELECT EXISTS (SELECT 1 FROM upto) AS known, (SELECT coalesce(json_agg(d), '[]') FROM d) AS changed`,
+             AND status IN ('pending', 'stored', 'live') RETURNING *)
+         SELECT EXISTS (SELECT 1 FROM upto) AS known,
+                (SELECT coalesce(json_agg(d), '[]') FROM d WHERE d.status = 'delivered') AS changed`,
         [conversationId, upToId, sentIds, now()],
       );
       publish(conversationId, messages(row?.changed));

@@ -1,7 +1,7 @@
 // The rows the delivery core reads and writes, as its SQL returns them (src/db/sql.ts): plain objects,
 // timestamps as Dates, seq as a string.
 import type { Channel } from "./channel-port.js";
-import type { DeliveryStatus, InputKind, InputState, MessageRole } from "./statuses.js";
+import type { DeliveryStatus, InputKind, InputState, MessageRole, WidgetReceipt } from "./statuses.js";
 
 export interface ConversationRow {
   id: string;
@@ -37,6 +37,8 @@ export interface MessageRow {
   turnId: string | null;
   decision: string | null;
   statusReason: string | null;
+  /** A widget receipt that came while the message was being pushed; the delivery decision applies it. */
+  receipt: WidgetReceipt | null;
   editedAt: Date | null;
   /** Earlier texts of an edited message, oldest first. */
   edits: { text: string | null; at: string; editId?: string }[] | null;

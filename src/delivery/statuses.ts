@@ -40,6 +40,13 @@ export type DeliveryStatus =
   | "failed"
   | "expired";
 
+/**
+ * A widget client's word on a message: it has it (`received`, a history's confirmation) or the person has
+ * seen it (`read`). A widget message only moves up — stored/live → delivered → read — and a receipt that
+ * comes while the message is still being pushed (pending) waits on it until its delivery is recorded.
+ */
+export type WidgetReceipt = "delivered" | "read";
+
 /** The router's decision, recorded with its reason on each message it routes; `expired` is the stale-result check's. */
 export type Decision = "live" | "stored" | "sent" | "template" | "held" | "awaiting_reply" | "failed" | "expired";
 

@@ -7,7 +7,9 @@
 #
 # Commands (stdin):
 #   {"cmd": "open", "hub": URL, "token": T, "lastMessageId"?: ID, "ack"?: "ok" | "nothing", "crashOnHistory"?: false,
-#    "maxDelay"?: seconds}             connect, and reconnect after any disconnect until "close"
+#    "maxDelay"?: seconds, "readOnMessage"?: false}
+#                                      connect, and reconnect after any disconnect until "close"; with
+#                                      readOnMessage, each `message` is acked and read at once (chat on screen)
 #   {"cmd": "send", "text": S, "clientId": C}   via the outbox: retried after each history until it has an id
 #   {"cmd": "read"}                    a read receipt up to the newest message
 #   {"cmd": "wrong-namespace", "hub": URL, "token": T}   connects the way io("https://hub/widget") does not carry over
@@ -66,6 +68,7 @@ class Widget:
         self.ack = command.get("ack", "ok")
         self.crash_on_history = command.get("crashOnHistory", False)
         self.max_delay = command.get("maxDelay", 60)
+        self.read_on_message = command.get("readOnMessage", False)
         self.shown = {}  # id -> message: history and live events overlap, the id deduplicates
         self.outbox = {}  # clientId -> text, until the hub answers with an id
         self.closing = threading.Event()
@@ -152,6 +155,9 @@ class Widget:
         self.show(message)
         self.advance(message)
         report("message", message=message)
+        if self.read_on_message:
+            # The chat is on screen: the receipt goes out at once, racing the ack this handler returns.
+            threading.Thread(target=self.read, name="read", daemon=True).start()
         if self.ack == "ok":
             return {"ok": True}
         return None  # python-socketio still acks, with no value
