@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import { metaAccounts, type MetaAccount } from "./channels/meta/meta-accounts.js";
+import { parseSpan } from "./tools/duration.js";
 import { whatsappTemplateSchema, type WhatsappTemplate } from "./tools/tool-file.js";
 import { pushConfig, pushEnvShape, type PushConfig } from "./push/push-config.js";
 
@@ -71,6 +72,16 @@ const envSchema = z.object({
   WA_MPS: positiveInt(80),
   // How long a status for a message id the hub does not know waits for its send to be recorded.
   META_STATUS_WAIT_MS: positiveInt(15_000),
+  // How long processed webhook deliveries are kept (and how old a delivery may be to be processed at all).
+  WEBHOOK_RETENTION: z
+    .string()
+    .default("7d")
+    .transform((text, zod) => {
+      const span = parseSpan(text);
+      if ("ms" in span) return span.ms;
+      zod.addIssue({ code: "custom", message: span.error });
+      return z.NEVER;
+    }),
   IG_ACCOUNT_ID: optional,
   IG_ACCESS_TOKEN: optional,
   FB_PAGE_ID: optional,
@@ -147,6 +158,8 @@ export interface Config {
     defaultTemplate: WhatsappTemplate | undefined;
     waMps: number;
     statusWaitMs: number;
+    /** Processed deliveries are deleted after this; a delivery whose events are all older is ignored. */
+    webhookRetentionMs: number;
   };
   /** Web Push and FCM notifications for widget conversations whose results wait with the chat closed. */
   push: PushConfig;
@@ -334,6 +347,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       defaultTemplate: template,
       waMps: env.WA_MPS,
       statusWaitMs: env.META_STATUS_WAIT_MS,
+      webhookRetentionMs: env.WEBHOOK_RETENTION,
     },
     push,
   };
