@@ -1,12 +1,13 @@
 // Environment → one typed, validated Config. The only module that reads process.env.
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import { metaAccounts, type MetaAccount } from "./channels/meta/meta-accounts.js";
 import { parseSpan } from "./tools/duration.js";
 import { whatsappTemplateSchema, type WhatsappTemplate } from "./tools/tool-file.js";
 import { pushConfig, pushEnvShape, type PushConfig } from "./push/push-config.js";
+import { writeSecretFile } from "./secret-file.js";
 
 const optional = z
   .string()
@@ -57,6 +58,8 @@ const envSchema = z.object({
   // Which proxies may name the client's address (X-Forwarded-For): express's `trust proxy` values.
   TRUST_PROXY: z.string().default("loopback"),
   METRICS_TOKEN: optional,
+  // Production: /metrics without METRICS_TOKEN answers only when the operator opens it on purpose.
+  METRICS_PUBLIC: z.enum(["true", "false"]).optional(),
   // The demo tool's backend, served by the hub itself (on by default outside production).
   DEMO: z.enum(["true", "false"]).optional(),
   DEMO_DELAY_MS: positiveInt(12_000),
@@ -146,6 +149,8 @@ export interface Config {
   trustProxy: boolean | number | string[];
   /** When set, GET /metrics needs `Authorization: Bearer <token>`. */
   metricsToken: string | undefined;
+  /** Without a token, whether GET /metrics answers anyone: outside production, or with METRICS_PUBLIC=true. */
+  metricsPublic: boolean;
   demo: { enabled: boolean; delayMs: number };
   meta: {
     appSecret: string | undefined;
@@ -183,6 +188,10 @@ const secretEnv: Record<keyof Secrets, keyof Env> = {
   callbackSecret: "CALLBACK_SECRET",
 };
 
+/** What to set for /metrics to answer in production (said on start, and by /metrics itself). */
+export const METRICS_CLOSED =
+  "set METRICS_TOKEN (and scrape with Authorization: Bearer <token>), or METRICS_PUBLIC=true to open it to anyone";
+
 /** In production every secret the hub is given must be at least this long: a guess must be hopeless. */
 export const MIN_SECRET_LENGTH = 32;
 const NEW_SECRET = "e.g. the output of `openssl rand -base64 32`";
@@ -218,8 +227,14 @@ function productionProblems(env: Record<string, string | undefined>): string[] {
 }
 
 /** Production settings that work but are likely mistakes: said on start, not refused. */
-function productionWarnings(databaseUrl: string | undefined, dataDir: string, publicUrl: string): ConfigWarning[] {
+function productionWarnings(env: z.output<typeof envSchema>, dataDir: string, publicUrl: string): ConfigWarning[] {
   const warnings: ConfigWarning[] = [];
+  const databaseUrl = env.DATABASE_URL;
+  if (!env.METRICS_TOKEN && env.METRICS_PUBLIC !== "true")
+    warnings.push({
+      setting: "METRICS_TOKEN",
+      message: `/metrics answers 401 to everyone: ${METRICS_CLOSED}`,
+    });
   if (!databaseUrl)
     warnings.push({
       setting: "DATABASE_URL",
@@ -262,7 +277,7 @@ function resolveSecrets(env: z.output<typeof envSchema>, dataDir: string) {
   }
   if (generated.length > 0) {
     mkdirSync(dataDir, { recursive: true });
-    writeFileSync(file, JSON.stringify(stored, null, 2) + "\n", { mode: 0o600 });
+    writeSecretFile(file, JSON.stringify(stored, null, 2) + "\n");
   }
   return { secrets, generated };
 }
@@ -318,7 +333,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     logLevel: env.LOG_LEVEL,
     secrets,
     generatedSecrets: generated,
-    warnings: production ? productionWarnings(env.DATABASE_URL, dataDir, publicUrl) : [],
+    warnings: production ? productionWarnings(env, dataDir, publicUrl) : [],
     agent: env.AGENT_URL
       ? { url: env.AGENT_URL, secret: env.AGENT_SECRET, timeoutMs: env.AGENT_TIMEOUT_MS }
       : undefined,
@@ -336,6 +351,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     },
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     metricsToken: env.METRICS_TOKEN,
+    metricsPublic: !production || env.METRICS_PUBLIC === "true",
     demo: { enabled: env.DEMO ? env.DEMO === "true" : !production, delayMs: env.DEMO_DELAY_MS },
     meta: {
       appSecret: env.META_APP_SECRET,
