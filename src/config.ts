@@ -1,12 +1,13 @@
 // Environment → one typed, validated Config. The only module that reads process.env.
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import { metaAccounts, type MetaAccount } from "./channels/meta/meta-accounts.js";
 import { parseSpan } from "./tools/duration.js";
 import { whatsappTemplateSchema, type WhatsappTemplate } from "./tools/tool-file.js";
 import { pushConfig, pushEnvShape, type PushConfig } from "./push/push-config.js";
+import { writeSecretFile } from "./secret-file.js";
 
 const optional = z
   .string()
@@ -63,6 +64,8 @@ const envSchema = z.object({
   // Which proxies may name the client's address (X-Forwarded-For): express's `trust proxy` values.
   TRUST_PROXY: z.string().default("loopback"),
   METRICS_TOKEN: optional,
+  // Production: /metrics without METRICS_TOKEN answers only when the operator opens it on purpose.
+  METRICS_PUBLIC: z.enum(["true", "false"]).optional(),
   // The demo tool's backend, served by the hub itself (on by default outside production).
   DEMO: z.enum(["true", "false"]).optional(),
   DEMO_DELAY_MS: positiveInt(12_000),
@@ -78,6 +81,16 @@ const envSchema = z.object({
   WA_MPS: positiveInt(80),
   // How long a status for a message id the hub does not know waits for its send to be recorded.
   META_STATUS_WAIT_MS: positiveInt(15_000),
+  // How long processed webhook deliveries are kept (and how old a delivery may be to be processed at all).
+  WEBHOOK_RETENTION: z
+    .string()
+    .default("7d")
+    .transform((text, zod) => {
+      const span = parseSpan(text);
+      if ("ms" in span) return span.ms;
+      zod.addIssue({ code: "custom", message: span.error });
+      return z.NEVER;
+    }),
   IG_ACCOUNT_ID: optional,
   IG_ACCESS_TOKEN: optional,
   FB_PAGE_ID: optional,
@@ -147,6 +160,8 @@ export interface Config {
   trustProxy: boolean | number | string[];
   /** When set, GET /metrics needs `Authorization: Bearer <token>`. */
   metricsToken: string | undefined;
+  /** Without a token, whether GET /metrics answers anyone: outside production, or with METRICS_PUBLIC=true. */
+  metricsPublic: boolean;
   demo: { enabled: boolean; delayMs: number };
   meta: {
     appSecret: string | undefined;
@@ -159,6 +174,8 @@ export interface Config {
     defaultTemplate: WhatsappTemplate | undefined;
     waMps: number;
     statusWaitMs: number;
+    /** Processed deliveries are deleted after this; a delivery whose events are all older is ignored. */
+    webhookRetentionMs: number;
   };
   /** Web Push and FCM notifications for widget conversations whose results wait with the chat closed. */
   push: PushConfig;
@@ -181,6 +198,10 @@ const secretEnv: Record<keyof Secrets, keyof Env> = {
   consoleApiKey: "CONSOLE_API_KEY",
   callbackSecret: "CALLBACK_SECRET",
 };
+
+/** What to set for /metrics to answer in production (said on start, and by /metrics itself). */
+export const METRICS_CLOSED =
+  "set METRICS_TOKEN (and scrape with Authorization: Bearer <token>), or METRICS_PUBLIC=true to open it to anyone";
 
 /** In production every secret the hub is given must be at least this long: a guess must be hopeless. */
 export const MIN_SECRET_LENGTH = 32;
@@ -217,8 +238,14 @@ function productionProblems(env: Record<string, string | undefined>): string[] {
 }
 
 /** Production settings that work but are likely mistakes: said on start, not refused. */
-function productionWarnings(databaseUrl: string | undefined, dataDir: string, publicUrl: string): ConfigWarning[] {
+function productionWarnings(env: z.output<typeof envSchema>, dataDir: string, publicUrl: string): ConfigWarning[] {
   const warnings: ConfigWarning[] = [];
+  const databaseUrl = env.DATABASE_URL;
+  if (!env.METRICS_TOKEN && env.METRICS_PUBLIC !== "true")
+    warnings.push({
+      setting: "METRICS_TOKEN",
+      message: `/metrics answers 401 to everyone: ${METRICS_CLOSED}`,
+    });
   if (!databaseUrl)
     warnings.push({
       setting: "DATABASE_URL",
@@ -261,7 +288,7 @@ function resolveSecrets(env: z.output<typeof envSchema>, dataDir: string) {
   }
   if (generated.length > 0) {
     mkdirSync(dataDir, { recursive: true });
-    writeFileSync(file, JSON.stringify(stored, null, 2) + "\n", { mode: 0o600 });
+    writeSecretFile(file, JSON.stringify(stored, null, 2) + "\n");
   }
   return { secrets, generated };
 }
@@ -323,7 +350,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     logLevel: env.LOG_LEVEL,
     secrets,
     generatedSecrets: generated,
-    warnings: production ? productionWarnings(env.DATABASE_URL, dataDir, publicUrl) : [],
+    warnings: production ? productionWarnings(env, dataDir, publicUrl) : [],
     agent: env.AGENT_URL
       ? { url: env.AGENT_URL, secret: env.AGENT_SECRET, timeoutMs: env.AGENT_TIMEOUT_MS }
       : undefined,
@@ -345,6 +372,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     widget: { identitySecret: env.WIDGET_IDENTITY_SECRET, tokenTtlMs },
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     metricsToken: env.METRICS_TOKEN,
+    metricsPublic: !production || env.METRICS_PUBLIC === "true",
     demo: { enabled: env.DEMO ? env.DEMO === "true" : !production, delayMs: env.DEMO_DELAY_MS },
     meta: {
       appSecret: env.META_APP_SECRET,
@@ -356,6 +384,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       defaultTemplate: template,
       waMps: env.WA_MPS,
       statusWaitMs: env.META_STATUS_WAIT_MS,
+      webhookRetentionMs: env.WEBHOOK_RETENTION,
     },
     push,
   };

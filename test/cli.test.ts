@@ -1,6 +1,6 @@
 // The `hub` command as a person runs it, in a process of its own: help, `tools check` on folders that are
 // missing, empty or wrong and on files a hub could not use, and `conversation show` on an unknown id, asked
-// of a running hub and read from the database directly.
+// of a running hub and read from the database directly, and on a visitor's terminal control sequences.
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { root, spawnHub, startHubProcess, tsxLoader, type SpawnedHub } from "./support/hub-process.js";
 import { freePort } from "./support/services.js";
 import { matchTherapists } from "./support/tool-files.js";
+import { openSession, WidgetClient } from "./support/widget-client.js";
 
 const cliScript = path.join(root, "src/cli/hub.ts");
 
@@ -224,6 +225,20 @@ describe("hub conversation show", () => {
     expect(shown.code).toBe(0);
     expect(shown.stdout).toContain(`conversation ${known}`);
     expect(shown.stdout).toMatch(/agent\s+hello from the agent/);
+  });
+
+  it("prints a visitor's control sequences as harmless text: no clipboard write, no erased line", async () => {
+    const session = await openSession(running.url);
+    const visitor = await WidgetClient.connect(running.url, { token: session.token });
+    const hostile = "copy \u001b]52;c;ZXZpbA==\u0007this\u001b[2K\r and see";
+    expect(await visitor.send(hostile, "hostile-1")).toMatchObject({ id: expect.any(String) });
+    visitor.close();
+    for (const env of [await askingTheHub(), await readingTheDatabase()]) {
+      const shown = await hub(["conversation", "show", session.conversationId], env);
+      expect(shown.code).toBe(0);
+      expect(shown.stdout).toMatch(/user\s+copy this and see/);
+      for (const control of ["\u001b", "\u0007", "\r"]) expect(shown.stdout).not.toContain(control);
+    }
   });
 
   it("says which hub refused the key, without showing it", async () => {

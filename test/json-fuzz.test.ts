@@ -162,6 +162,14 @@ describe("fuzzing every JSON endpoint", () => {
       headers: visitor,
     },
     {
+      name: "web push unsubscription",
+      method: "DELETE",
+      path: () => "/widget/push-subscriptions",
+      keys: ["endpoint"],
+      headers: visitor,
+    },
+    { name: "push device removal", method: "DELETE", path: () => "/widget/devices", keys: ["token"], headers: visitor },
+    {
       name: "callback",
       method: "POST",
       path: () => callbackPath,

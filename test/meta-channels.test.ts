@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { AGENT_SECRET, AgentRuntime } from "./support/agent-runtime.js";
 import { FakeGraph, metaEnvFor, signMetaBody, metaJson, type SentMessage } from "./support/fake-graph.js";
+import { sweepOnce } from "../src/workers/sweeper.js";
 import { eventually } from "./support/services.js";
 import { CONSOLE_API_KEY, TestHub } from "./support/test-hub.js";
 import { ToolBackend, startToolBackend } from "./support/tool-backend.js";
@@ -395,6 +396,59 @@ describe("WhatsApp and Instagram", () => {
     await settle();
     expect(await hub.db.message.count({ where: { conversationId: conversation.id, role: "user" } })).toBe(1);
     expect(sentTo(who).map((m) => m.text)).toEqual(["you said: once only"]);
+  });
+
+  it("processed deliveries are deleted by the sweep once older than WEBHOOK_RETENTION; a delivery that old is acknowledged and ignored, never processed again", async () => {
+    const who = nextPerson();
+    const first = await graph.whatsappInbound(who, "keep this a week", { id: `wamid.kept-${who}` });
+    expect(first.status).toBe(200);
+    await eventually(() => sentTo(who)[0], "the reply");
+    await settle();
+    const rowsOf = (wamid: string) =>
+      hub.ctx.sql.query<{ id: string }>(`SELECT id FROM "WebhookEvent" WHERE body::text LIKE $1`, [`%"${wamid}"%`]);
+    const [recent] = await rowsOf(first.id);
+    expect(recent).toBeDefined();
+
+    // More processed deliveries older than the retention (7 days) than one statement deletes, and one that
+    // old still waiting to be processed (it is owed: kept, whatever its age).
+    const eightDaysAgo = new Date(Date.now() - 8 * 24 * HOUR);
+    const old = await hub.ctx.sql.query<{ id: string }>(
+      `INSERT INTO "WebhookEvent" (id, source, body, "receivedAt", "processedAt")
+       SELECT gen_random_uuid(), 'whatsapp', '{"object": "whatsapp_business_account", "entry": []}', $1, $1
+       FROM generate_series(1, 2500) RETURNING id`,
+      [eightDaysAgo],
+    );
+    const [owed] = await hub.ctx.sql.query<{ id: string }>(
+      `INSERT INTO "WebhookEvent" (id, source, body, "receivedAt")
+       VALUES (gen_random_uuid(), 'whatsapp', '{"object": "whatsapp_business_account", "entry": []}', $1) RETURNING id`,
+      [eightDaysAgo],
+    );
+    await sweepOnce(hub.ctx);
+    const left = await hub.ctx.sql.query<{ id: string }>(`SELECT id FROM "WebhookEvent" WHERE id = ANY($1::uuid[])`, [
+      [...old.map((row) => row.id), owed!.id, recent!.id],
+    ]);
+    expect(left).toHaveLength(2); // of 2502
+    expect(left.map((row) => row.id)).toEqual(expect.arrayContaining([owed!.id, recent!.id]));
+
+    // Its row gone, a delivery cannot be told from a replay by it: one whose events are all older than the
+    // retention is answered 200 (Meta must not retry it), counted as ignored, and not stored or processed —
+    // neither the same delivery again nor one with a message the hub has never seen.
+    const ignored = async () => {
+      const metrics = await (await fetch(`${hub.url}/metrics`)).text();
+      return Number(
+        /^hub_meta_events_ignored_total\{channel="whatsapp",reason="too_old"\} (\d+)$/m.exec(metrics)?.[1] ?? 0,
+      );
+    };
+    const before = await ignored();
+    const replayed = await graph.whatsappInbound(who, "keep this a week", { id: first.id, at: eightDaysAgo });
+    const unseen = await graph.whatsappInbound(who, "captured long ago", { id: `wamid.old-${who}`, at: eightDaysAgo });
+    expect([replayed.status, unseen.status]).toEqual([200, 200]);
+    await settle();
+    expect(await ignored()).toBe(before + 2);
+    expect(await rowsOf(first.id)).toHaveLength(1);
+    expect(await rowsOf(unseen.id)).toEqual([]);
+    expect(await hub.db.message.count({ where: { externalId: unseen.id } })).toBe(0);
+    expect(sentTo(who).map((m) => m.text)).toEqual(["you said: keep this a week"]);
   });
 
   it("several messages, entries, changes and a status in one webhook delivery: each message is recorded and answered once", async () => {

@@ -1,5 +1,6 @@
 // Declaring Meta accounts (README "Configuration"): one per channel with the single variables, several in
-// META_ACCOUNTS, both together; a mistake stops the hub with the variable and the field named.
+// META_ACCOUNTS, both together; a mistake stops the hub with the variable and the field named. How long
+// webhook deliveries are kept.
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -65,5 +66,12 @@ describe("Meta accounts in the configuration", () => {
     expect(() =>
       loadConfig({ ...base(), WA_TEMPLATE_NAME: "x", WA_TEMPLATE_COMPONENTS: JSON.stringify([{ parameters: [] }]) }),
     ).toThrow(/WA_TEMPLATE_COMPONENTS\.0\.type/);
+  });
+
+  it("keeps webhook deliveries 7 days unless WEBHOOK_RETENTION says otherwise, in a tool file's notation", () => {
+    expect(loadConfig(base()).meta.webhookRetentionMs).toBe(7 * 24 * 3_600_000);
+    expect(loadConfig({ ...base(), WEBHOOK_RETENTION: "36h" }).meta.webhookRetentionMs).toBe(36 * 3_600_000);
+    for (const value of ["a week", "0d", "91d"])
+      expect(() => loadConfig({ ...base(), WEBHOOK_RETENTION: value })).toThrow(/WEBHOOK_RETENTION: /);
   });
 });

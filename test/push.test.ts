@@ -442,7 +442,7 @@ describe("push notifications", () => {
     const token = fcm.device();
     const first = await post("/widget/devices", { platform: "android", token }, bearer(web.token));
     const again = await post("/widget/devices", { platform: "android", token }, bearer(web.token));
-    expect([first.status, again.status]).toEqual([201, 200]);
+    expect([first.status, again.status]).toEqual([201, 201]);
     expect(again.body.device.id).toBe(first.body.device.id);
     expect(await hub.db.pushDevice.count({ where: { address: token } })).toBe(1);
 
@@ -461,6 +461,88 @@ describe("push notifications", () => {
     });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get("access-control-allow-headers")).toMatch(/Authorization/);
+  });
+
+  it("a device stays with the conversation that registered it: another cannot move it, tell it exists, or unregister it", async () => {
+    const owner = await openSession(hub.url, { channel: "web" });
+    const other = await openSession(hub.url, { channel: "web" });
+    const subscription = webPush.subscribe(await pushKey());
+    const fcmToken = fcm.device();
+    secrets.push(subscription.endpoint.split("/").pop()!, subscription.keys.p256dh, subscription.keys.auth, fcmToken);
+    const mine = await post("/widget/push-subscriptions", { subscription, url: CHAT_PAGE }, bearer(owner.token));
+    const myApp = await post("/widget/devices", { platform: "ios", token: fcmToken }, bearer(owner.token));
+    expect(mine).toEqual({ status: 201, body: { device: { id: expect.any(String), platform: "web" } } });
+    expect(myApp).toEqual({ status: 201, body: { device: { id: expect.any(String), platform: "ios" } } });
+
+    // Another conversation posting the same endpoint (with a page of its own) or token gets what a fresh
+    // registration gets: the same status and shape, and no id of the owner's.
+    const phishing = "https://evil.example/login";
+    const taken = await post("/widget/push-subscriptions", { subscription, url: phishing }, bearer(other.token));
+    const fresh = await post(
+      "/widget/push-subscriptions",
+      { subscription: webPush.subscribe(await pushKey()) },
+      bearer(other.token),
+    );
+    const takenApp = await post("/widget/devices", { platform: "android", token: fcmToken }, bearer(other.token));
+    const freshApp = await post("/widget/devices", { platform: "android", token: fcm.device() }, bearer(other.token));
+    for (const [answer, like] of [
+      [taken, fresh],
+      [takenApp, freshApp],
+    ] as const) {
+      expect(answer.status).toBe(like.status);
+      expect(Object.keys(answer.body.device)).toEqual(Object.keys(like.body.device));
+    }
+    expect([taken.body.device.id, takenApp.body.device.id]).not.toContain(mine.body.device.id);
+    expect([taken.body.device.id, takenApp.body.device.id]).not.toContain(myApp.body.device.id);
+    const kept = () =>
+      hub.db.pushDevice.findMany({
+        where: { address: { in: [subscription.endpoint, fcmToken] } },
+        orderBy: { platform: "asc" },
+      });
+    expect(await kept()).toEqual([
+      expect.objectContaining({ conversationId: owner.conversationId, platform: "ios", url: null }),
+      expect.objectContaining({ conversationId: owner.conversationId, platform: "web", url: CHAT_PAGE }),
+    ]);
+
+    // Its own conversation registering it again updates it: the same id, the new page.
+    const moved = "https://clinic.example/chat?from=app";
+    const again = await post("/widget/push-subscriptions", { subscription, url: moved }, bearer(owner.token));
+    expect(again).toEqual({ status: 201, body: { device: { id: mine.body.device.id, platform: "web" } } });
+    expect((await kept())[1]).toMatchObject({ conversationId: owner.conversationId, url: moved });
+
+    // Unregistering: another conversation's DELETE changes nothing and is answered like its own.
+    const remove = async (route: string, body: unknown, token: string) => {
+      const res = await fetch(`${hub.url}${route}`, {
+        method: "DELETE",
+        headers: bearer(token),
+        body: JSON.stringify(body),
+      });
+      return { status: res.status, text: await res.text() };
+    };
+    const unregister = (token: string) => [
+      remove("/widget/push-subscriptions", { endpoint: subscription.endpoint }, token),
+      remove("/widget/devices", { token: fcmToken }, token),
+    ];
+    expect(await Promise.all(unregister(other.token))).toEqual([
+      { status: 204, text: "" },
+      { status: 204, text: "" },
+    ]);
+    expect(await kept()).toHaveLength(2);
+    expect(await remove("/widget/devices", { token: fcm.device() }, other.token)).toEqual({ status: 204, text: "" });
+    expect((await remove("/widget/devices", { token: fcmToken }, "")).status).toBe(401);
+    const bad = await remove("/widget/push-subscriptions", { endpoint: "nope" }, owner.token);
+    expect(bad.status).toBe(400);
+    expect(JSON.parse(bad.text).error.details.map((detail: { field: string }) => detail.field)).toEqual(["endpoint"]);
+    expect(await Promise.all(unregister(owner.token))).toEqual([
+      { status: 204, text: "" },
+      { status: 204, text: "" },
+    ]);
+    expect(await kept()).toEqual([]);
+
+    // Once unregistered it is free: the conversation the browser now belongs to can register it.
+    const taker = await post("/widget/push-subscriptions", { subscription, url: CHAT_PAGE }, bearer(other.token));
+    expect(taker.status).toBe(201);
+    expect(await kept()).toEqual([expect.objectContaining({ conversationId: other.conversationId })]);
   });
 
   it("the VAPID key browsers subscribe with is the one kept in the data folder", async () => {

@@ -200,7 +200,7 @@ describe("starting the hub", () => {
     expect(await hub.exited).toBe(0);
   }, 120_000);
 
-  it("no warning in production with PostgreSQL and a public address", async () => {
+  it("no warning in production with PostgreSQL, a public address and a metrics token", async () => {
     const database = await createDatabase();
     databases.push(database);
     const cwd = mkdtempSync(path.join(tmpdir(), "hub-prod-quiet-"));
@@ -213,6 +213,7 @@ describe("starting the hub", () => {
         CALLBACK_SECRET: strong("cb"),
         DATABASE_URL: database.url,
         PUBLIC_URL: "https://hub.example.com",
+        METRICS_TOKEN: strong("metrics"),
       }),
     );
     await hub.waitFor('"msg":"hub started"');

@@ -9,6 +9,7 @@ import {
   type TurnReply,
   type TurnRequest,
 } from "./agent-port.js";
+import { refusedRedirect } from "../redirect-refusal.js";
 
 export function signBody(secret: string, body: string): string {
   return `sha256=${createHmac("sha256", secret).update(body).digest("hex")}`;
@@ -28,10 +29,16 @@ export function httpAgent(agent: { url: string; secret: string | undefined; time
             ...(agent.secret ? { "X-Hub-Signature-256": signBody(agent.secret, body) } : {}),
           },
           body,
+          redirect: "manual",
           signal: AbortSignal.timeout(agent.timeoutMs),
         });
       } catch (error) {
         throw new AgentUnavailableError(`the agent runtime could not be reached: ${(error as Error).message}`);
+      }
+      const redirect = refusedRedirect("the agent runtime", agent.url, response);
+      if (redirect) {
+        await response.body?.cancel().catch(() => undefined);
+        throw new AgentUnavailableError(redirect);
       }
       if (!response.ok) throw new AgentUnavailableError(`the agent runtime answered ${response.status}`);
       const parsed = turnReplySchema.safeParse(await response.json().catch(() => undefined));

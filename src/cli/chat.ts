@@ -2,7 +2,7 @@
 // other (a widget session, the /widget namespace, acks), so what it shows is what a person would see: the
 // agent's replies, progress, and the late results of the jobs the conversation starts, until they end.
 import { randomUUID } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { io, type Socket } from "socket.io-client";
 import type {
@@ -13,7 +13,9 @@ import type {
   WidgetProgress,
 } from "../channels/widget/events.js";
 import type { Config } from "../config.js";
+import { writeSecretFile } from "../secret-file.js";
 import { CliError } from "./read-timeline.js";
+import { terminalText } from "./terminal-text.js";
 
 interface ChatState {
   /** Per hub URL: the conversation `hub chat` talks in, and the visitor id that opens it. */
@@ -50,7 +52,7 @@ export function readChatState(config: Config): ChatState {
 function saveChatState(config: Config, state: ChatState): void {
   mkdirSync(config.dataDir, { recursive: true });
   // The visitor id opens the conversation: kept like the other secrets of the data folder.
-  writeFileSync(stateFile(config), `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 });
+  writeSecretFile(stateFile(config), `${JSON.stringify(state, null, 2)}\n`);
 }
 
 /** The conversation `hub chat show` shows when given no id. */
@@ -108,7 +110,9 @@ async function openSession(config: Config, visitorId: string | undefined) {
  * Sends the text and prints what comes until nothing more is owed: the reply to the text, and for every job
  * that was running or starts, its end and the reply that gives its result. Resolves with the exit code.
  */
-export async function chat(config: Config, options: ChatOptions, print: Print): Promise<number> {
+export async function chat(config: Config, options: ChatOptions, printLine: Print): Promise<number> {
+  // What the person, the agent and the team wrote reaches the terminal without its control sequences.
+  const print: Print = (line) => printLine(terminalText(line));
   const state = readChatState(config);
   const kept = options.fresh ? undefined : state.conversations[config.hubUrl];
   const visitorId = options.conversation ? await visitorOf(config, state, options.conversation) : kept?.visitorId;

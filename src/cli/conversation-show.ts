@@ -4,6 +4,7 @@
 // came from a running hub or was read from the database directly.
 import type { ConversationTimeline } from "../console/console-queries.js";
 import type { JobView } from "../jobs/job-view.js";
+import { terminalText } from "./terminal-text.js";
 
 export interface RenderOptions {
   /** The signed callback URL of a running job, when the reader holds the hub's secret. */
@@ -37,7 +38,8 @@ export function renderTimeline(view: ConversationTimeline, options: RenderOption
   // Jobs whose tool-call entry is not in the timeline (e.g. past the first 1000 entries).
   for (const job of view.jobs) if (!shown.has(job.id)) out.push(...jobLines(job, options));
   if (view.held.length > 0) out.push(`held for a hand-back: ${view.held.length} message(s)`);
-  return `${out.join("\n")}\n`;
+  // Texts, names, progress and results come from visitors and backends: nothing in them reaches the terminal raw.
+  return `${terminalText(out.join("\n"))}\n`;
 }
 
 function jobLines(job: JobView, options: RenderOptions): string[] {

@@ -8,6 +8,7 @@ import { signedCallbackUrl } from "../jobs/callback-url.js";
 import { chat, currentChat } from "./chat.js";
 import { renderTimeline } from "./conversation-show.js";
 import { CliError, readTimeline } from "./read-timeline.js";
+import { terminalText } from "./terminal-text.js";
 
 const usage = `usage:
   hub chat ["text"] [--new] [--conversation <id>] [--timeout 10m]
@@ -110,7 +111,8 @@ async function runChat(args: string[]): Promise<number> {
 }
 
 function fail(sentence: string): number {
-  process.stderr.write(`hub: ${sentence}\n`);
+  // A sentence can quote what a hub (or whatever answers at HUB_URL) said.
+  process.stderr.write(`hub: ${terminalText(sentence)}\n`);
   return 1;
 }
 

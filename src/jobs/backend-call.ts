@@ -1,4 +1,6 @@
-// One HTTP call to a tool backend, bounded in time. Answers are read as JSON when they are JSON.
+// One HTTP call to a tool backend, bounded in time and never redirected. Answers are read as JSON when they
+// are JSON.
+import { refusedRedirect } from "../redirect-refusal.js";
 import type { RenderedRequest } from "../tools/render-request.js";
 
 export type BackendAnswer =
@@ -15,6 +17,7 @@ export async function callBackend(
       method: request.method,
       headers: { Accept: "application/json", ...request.headers, ...extraHeaders },
       body: request.body,
+      redirect: "manual",
       signal: AbortSignal.timeout(timeoutMs),
     });
   } catch (error) {
@@ -24,6 +27,11 @@ export async function callBackend(
         ? `the backend did not answer within ${timeoutMs / 1000} s`
         : `the backend could not be reached (${describe(error)})`;
     return { ok: false, reason };
+  }
+  const redirect = refusedRedirect("the backend", request.url, response);
+  if (redirect) {
+    await response.body?.cancel().catch(() => undefined);
+    return { ok: false, reason: redirect, status: response.status };
   }
   const text = await response.text().catch(() => "");
   let body: unknown = text;

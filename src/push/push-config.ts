@@ -2,10 +2,11 @@
 // generated once and kept in `<dataDir>/secrets.json` beside the hub's other secrets, so subscriptions made
 // against the public key keep working across restarts. FCM sends with a service account's key.
 import { createPrivateKey } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import webpush from "web-push";
 import { z } from "zod";
+import { writeSecretFile } from "../secret-file.js";
 import { parseEndpointPatterns, type EndpointPattern } from "./push-endpoints.js";
 
 const optional = z
@@ -114,10 +115,9 @@ function storedVapidKeys(dataDir: string): { keys: { publicKey: string; privateK
   }
   const keys = webpush.generateVAPIDKeys();
   mkdirSync(dataDir, { recursive: true });
-  writeFileSync(
+  writeSecretFile(
     file,
     JSON.stringify({ ...stored, vapidPublicKey: keys.publicKey, vapidPrivateKey: keys.privateKey }, null, 2) + "\n",
-    { mode: 0o600 },
   );
   return { keys, generated: true };
 }

@@ -1,4 +1,4 @@
-// Bearer-key checks for the agent-runtime and console APIs (constant-time).
+// Bearer-key checks for the agent-runtime and console APIs, and other shared secrets (constant-time).
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { NextFunction, Request, Response } from "express";
 import { HubError } from "../errors.js";
@@ -6,6 +6,11 @@ import { HubError } from "../errors.js";
 export type Principal = "agent" | "human";
 
 const digest = (value: string) => createHash("sha256").update(value).digest();
+
+/** Whether `given` is `secret`, compared in constant time (over digests, so neither length shows). */
+export function sameSecret(given: unknown, secret: string): boolean {
+  return typeof given === "string" && timingSafeEqual(digest(given), digest(secret));
+}
 
 /** Which of the keys the Authorization header carries, if any. */
 export function principalOf<K extends string>(

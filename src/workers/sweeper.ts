@@ -2,9 +2,10 @@
 // back — a conversation whose inputs or outgoing messages wait with no turn to take them, a webhook
 // delivery never processed, a cancel request still owed, a push notification owed, a re-run's start call
 // still owed. It also expires results past their `deliver_within`, so the timeline shows it without waiting
-// for a turn.
+// for a turn, and deletes webhook deliveries processed longer ago than WEBHOOK_RETENTION.
 import type { HubContext } from "../context.js";
 import { sweepWebhooks } from "../channels/meta/meta-webhooks.js";
+import { deleteExpiredWebhooks } from "../channels/meta/webhook-retention.js";
 import { resendOwedCancelRequests } from "../jobs/cancel-requests.js";
 import { startOwedReruns } from "../jobs/rerun.js";
 import { expireStaleResults } from "../delivery/stale-results.js";
@@ -24,16 +25,24 @@ async function requestLostTurns(ctx: HubContext): Promise<number> {
   return waiting.length;
 }
 
-export async function sweepOnce(
-  ctx: HubContext,
-): Promise<{ turns: number; webhooks: number; cancels: number; pushes: number; expired: number; reruns: number }> {
+export async function sweepOnce(ctx: HubContext): Promise<{
+  turns: number;
+  webhooks: number;
+  webhooksDeleted: number;
+  cancels: number;
+  pushes: number;
+  expired: number;
+  reruns: number;
+}> {
   const expired = await expireStaleResults(ctx);
   const turns = await requestLostTurns(ctx);
+  // Before the requeue: a delivery still owed is never deleted, whatever its age.
+  const webhooksDeleted = await deleteExpiredWebhooks(ctx);
   const webhooks = await sweepWebhooks(ctx);
   const cancels = await resendOwedCancelRequests(ctx);
   const pushes = await sweepPushes(ctx);
   const reruns = await startOwedReruns(ctx);
-  return { turns, webhooks, cancels, pushes, expired, reruns };
+  return { turns, webhooks, webhooksDeleted, cancels, pushes, expired, reruns };
 }
 
 export function startSweeper(ctx: HubContext): { stop(): Promise<void> } {

@@ -1,6 +1,8 @@
 // Liveness and readiness.
-import { Router } from "express";
+import { Router, type RequestHandler } from "express";
+import { METRICS_CLOSED } from "../../config.js";
 import type { HubContext } from "../../context.js";
+import { HubError } from "../../errors.js";
 import { requireBearer } from "../auth.js";
 
 export function healthRoutes(ctx: HubContext): Router {
@@ -8,10 +10,14 @@ export function healthRoutes(ctx: HubContext): Router {
   router.get("/healthz", (_req, res) => {
     res.json({ ok: true });
   });
-  const { metricsToken } = ctx.config;
+  const { metricsToken, metricsPublic } = ctx.config;
+  // Metrics name conversations' channels, tools and error codes: in production only the operator's scraper
+  // reads them, unless the operator opens them on purpose.
+  const closed: RequestHandler = (_req, _res, next) =>
+    next(new HubError(401, "unauthorized", `/metrics is closed: ${METRICS_CLOSED}`));
   router.get(
     "/metrics",
-    metricsToken ? requireBearer({ agent: metricsToken }) : (_req, _res, next) => next(),
+    metricsToken ? requireBearer({ agent: metricsToken }) : metricsPublic ? (_req, _res, next) => next() : closed,
     async (_req, res) => {
       res.type(ctx.metrics.registry.contentType).send(await ctx.metrics.registry.metrics());
     },

@@ -1,9 +1,11 @@
 // Meta's webhooks: the subscription handshake, and signed deliveries committed before the 200.
 import express, { Router } from "express";
 import { storeWebhook, type WebhookSource } from "../../channels/meta/meta-webhooks.js";
+import { deliveryTooOld } from "../../channels/meta/webhook-retention.js";
 import { verifyMetaSignature } from "../../channels/meta/webhook-signature.js";
 import type { HubContext } from "../../context.js";
 import { HubError, UnavailableError } from "../../errors.js";
+import { sameSecret } from "../auth.js";
 import { repairOrRefuse } from "../json-guard.js";
 
 const SOURCES: Record<string, WebhookSource> = {
@@ -20,7 +22,7 @@ export function metaWebhookRoutes(ctx: HubContext): Router {
     const mode = req.query["hub.mode"];
     const token = req.query["hub.verify_token"];
     const challenge = req.query["hub.challenge"];
-    if (verifyToken && mode === "subscribe" && token === verifyToken && typeof challenge === "string") {
+    if (verifyToken && mode === "subscribe" && sameSecret(token, verifyToken) && typeof challenge === "string") {
       res.type("text/plain").send(challenge);
       return;
     }
@@ -49,6 +51,13 @@ export function metaWebhookRoutes(ctx: HubContext): Router {
       ctx.metrics.metaIgnored.inc({ channel: "none", reason: "object" });
       ctx.log.info({ object: String(body.object) }, "meta webhook for an object this hub does not serve ignored");
       res.json({ ok: true, ignored: "object" });
+      return;
+    }
+    if (deliveryTooOld(body, ctx.now(), ctx.config.meta.webhookRetentionMs)) {
+      // Acknowledged (a 4xx would be retried), never processed: see webhook-retention.ts.
+      ctx.metrics.metaIgnored.inc({ channel: source, reason: "too_old" });
+      ctx.log.info({ channel: source }, "meta webhook older than WEBHOOK_RETENTION ignored");
+      res.json({ ok: true, ignored: "too_old" });
       return;
     }
     try {

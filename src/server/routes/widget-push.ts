@@ -1,5 +1,9 @@
 // Push registration for widget conversations: a browser's Web Push subscription, an app's FCM token. Each
 // request carries the widget session's token (`Authorization: Bearer <token>`), which names the conversation.
+// Every answer is the same whether the address was new, the conversation's own or another conversation's
+// (201 to a registration, 204 to an unregistration): a visitor holding someone's endpoint or token learns
+// nothing from posting it.
+import { randomUUID } from "node:crypto";
 import { Router, type Request } from "express";
 import { z } from "zod";
 import { verifyWidgetToken } from "../../channels/widget/widget-token.js";
@@ -34,11 +38,14 @@ const subscriptionBody = z.object({
   url: httpUrl.optional(),
 });
 
-const deviceBody = z.object({
-  platform: z.enum(["ios", "android", "flutter"]),
-  // FCM registration tokens: printable ASCII, no spaces (a few hundred characters; 1024 keeps it indexable).
-  token: z.string().regex(/^[\x21-\x7e]{1,1024}$/, "must be an FCM registration token"),
-});
+// FCM registration tokens: printable ASCII, no spaces (a few hundred characters; 1024 keeps it indexable).
+const fcmToken = z.string().regex(/^[\x21-\x7e]{1,1024}$/, "must be an FCM registration token");
+
+const deviceBody = z.object({ platform: z.enum(["ios", "android", "flutter"]), token: fcmToken });
+
+// Unregistering names the address in the body, not the URL: tokens and endpoints stay out of access logs.
+const subscriptionGone = z.object({ endpoint: httpUrl });
+const deviceGone = z.object({ token: fcmToken });
 
 function conversationOf(ctx: HubContext, req: Request): string {
   const header = req.get("authorization") ?? "";
@@ -53,16 +60,27 @@ function conversationOf(ctx: HubContext, req: Request): string {
 export function widgetPushRoutes(ctx: HubContext): Router {
   const router = Router();
 
-  async function register(device: DeviceRegistration) {
-    const registered = await ctx.push.devices.register(device);
+  /** The device id to answer with: the device's own, or for another conversation's device one never stored. */
+  async function register(device: DeviceRegistration): Promise<string> {
+    const outcome = await ctx.push.devices.register(device);
     // A token signed by this hub for a conversation that no longer exists.
-    if (!registered) throw new HubError(401, "unauthorized", "the session's conversation no longer exists");
-    if (registered.created) ctx.metrics.pushRegistrations.inc({ platform: device.platform });
+    if (!outcome) throw new HubError(401, "unauthorized", "the session's conversation no longer exists");
+    const log = { conversation_id: device.conversationId, platform: device.platform };
+    if (outcome.kind === "taken") {
+      ctx.log.info(log, "push device belongs to another conversation; left with it");
+      return randomUUID();
+    }
+    if (outcome.created) ctx.metrics.pushRegistrations.inc({ platform: device.platform });
     ctx.log.info(
-      { conversation_id: device.conversationId, device_id: registered.id, platform: device.platform },
-      registered.created ? "push device registered" : "push device registered again",
+      { ...log, device_id: outcome.id },
+      outcome.created ? "push device registered" : "push device registered again",
     );
-    return registered;
+    return outcome.id;
+  }
+
+  async function unregister(conversationId: string, address: string): Promise<void> {
+    if (await ctx.push.devices.unregister(conversationId, address))
+      ctx.log.info({ conversation_id: conversationId }, "push device unregistered");
   }
 
   router.get("/push-key", (_req, res) => {
@@ -79,21 +97,33 @@ export function widgetPushRoutes(ctx: HubContext): Router {
         { field: "subscription.endpoint", message: "not a push service this hub sends to (WEB_PUSH_ENDPOINTS)" },
       ]);
     }
-    const device = await register({
+    const id = await register({
       conversationId,
       platform: "web",
       address: body.subscription.endpoint,
       keys: body.subscription.keys,
       url: body.url,
     });
-    res.status(device.created ? 201 : 200).json({ device: { id: device.id, platform: "web" } });
+    res.status(201).json({ device: { id, platform: "web" } });
+  });
+
+  router.delete("/push-subscriptions", async (req, res) => {
+    const conversationId = conversationOf(ctx, req);
+    await unregister(conversationId, parseInput(subscriptionGone, req.body).endpoint);
+    res.status(204).end();
   });
 
   router.post("/devices", async (req, res) => {
     const conversationId = conversationOf(ctx, req);
     const body = parseInput(deviceBody, req.body);
-    const device = await register({ conversationId, platform: body.platform, address: body.token });
-    res.status(device.created ? 201 : 200).json({ device: { id: device.id, platform: body.platform } });
+    const id = await register({ conversationId, platform: body.platform, address: body.token });
+    res.status(201).json({ device: { id, platform: body.platform } });
+  });
+
+  router.delete("/devices", async (req, res) => {
+    const conversationId = conversationOf(ctx, req);
+    await unregister(conversationId, parseInput(deviceGone, req.body).token);
+    res.status(204).end();
   });
 
   return router;
