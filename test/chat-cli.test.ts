@@ -8,7 +8,8 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startDemoHub } from "./support/browser.js";
 import { root, tsxLoader } from "./support/hub-process.js";
-import { CALLBACK_SECRET, HUB_API_KEY, type TestHub } from "./support/test-hub.js";
+import { eventually } from "./support/services.js";
+import { CALLBACK_SECRET, HUB_API_KEY, TestHub } from "./support/test-hub.js";
 import { startToolBackend, TOOL_KEY, type ToolBackend } from "./support/tool-backend.js";
 import { matchTherapists } from "./support/tool-files.js";
 
@@ -143,5 +144,49 @@ describe("hub chat", () => {
     expect((await hubCommand(["chat", "show", crypto.randomUUID()])).code).toBe(1);
     expect((await hubCommand(["chat", "--timeout", "soon", "x"])).stderr).toContain("--timeout:");
     expect((await hubCommand(["chat", "two", "words"])).code).toBe(1);
+  });
+});
+
+describe("hub chat with short-lived tokens", () => {
+  let hub: TestHub;
+  const dataDir = mkdtempSync(path.join(tmpdir(), "hub-chat-ttl-"));
+
+  beforeAll(async () => {
+    hub = await TestHub.start({
+      tools: { demo_search: readFileSync("tools/demo_search.yml", "utf8") },
+      env: { DEMO: "true", DEMO_DELAY_MS: "6000", WIDGET_TOKEN_TTL: "2s" },
+    });
+  });
+  afterAll(async () => {
+    await hub?.stop();
+  });
+
+  it("renews its token when a reconnection finds it expired, and prints the late result once", async () => {
+    const { PATH, HOME } = process.env;
+    const child = spawn(
+      process.execPath,
+      ["--import", tsxLoader, path.join(root, "src/cli/hub.ts"), "chat", "search for anxiety therapists"],
+      {
+        cwd: root,
+        env: { PATH, HOME, LOG_LEVEL: "silent", HUB_URL: hub.url, DATA_DIR: dataDir, HUB_API_KEY },
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
+    let stdout = "";
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
+    const running = await eventually(
+      () => hub.db.job.findFirst({ where: { status: "running" } }),
+      "the demo job running",
+    );
+    // Past the token's 2 s, the hub drops the connection: the reconnection meets token_expired.
+    await eventually(() => Date.now() - running.createdAt.getTime() > 2500 || undefined, "the token expired");
+    hub.ctx.realtime.widget.disconnectSockets();
+    expect(await exited).toBe(0);
+    const lines = stdout.trim().split("\n");
+    const ended = lines.indexOf("  … demo_search succeeded");
+    expect(ended).toBeGreaterThan(0);
+    expect(lines.findLastIndex((line) => line.startsWith("agent: "))).toBeGreaterThan(ended);
+    expect(await hub.db.message.count({ where: { conversationId: running.conversationId, role: "user" } })).toBe(1);
   });
 });

@@ -213,6 +213,10 @@ export async function chat(config: Config, options: ChatOptions, printLine: Prin
       jobChanged(job);
       settleIfDone();
     });
+    // The hub closed the connection itself (a restart, a dropped session): socket.io does not reconnect then.
+    socket.on("disconnect", (reason) => {
+      if (reason === "io server disconnect") setTimeout(() => socket.connect(), 1000);
+    });
     socket.on("connect_error", (error) => {
       if (socket.active) return; // a transport problem: socket.io retries by itself
       if (error.message === "token_expired") {

@@ -8,7 +8,7 @@ import { Router, type Request } from "express";
 import { z } from "zod";
 import { verifyWidgetToken } from "../../channels/widget/widget-token.js";
 import type { HubContext } from "../../context.js";
-import { HubError } from "../../errors.js";
+import { HubError, rateLimited } from "../../errors.js";
 import type { DeviceRegistration } from "../../push/push-devices.js";
 import { endpointAllowed } from "../../push/push-endpoints.js";
 import { parseInput } from "../validate.js";
@@ -47,13 +47,16 @@ const deviceBody = z.object({ platform: z.enum(["ios", "android", "flutter"]), t
 const subscriptionGone = z.object({ endpoint: httpUrl });
 const deviceGone = z.object({ token: fcmToken });
 
-function conversationOf(ctx: HubContext, req: Request): string {
+/** The token's conversation, once its registrations are within the conversation's limit (with its receipts). */
+async function conversationOf(ctx: HubContext, req: Request): Promise<string> {
   const header = req.get("authorization") ?? "";
   const match = /^Bearer\s+(\S+)$/i.exec(header);
   const conversationId = match ? verifyWidgetToken(ctx.config.secrets.callbackSecret, match[1]) : undefined;
   if (!conversationId) {
     throw new HubError(401, "unauthorized", "a widget session token is required (Authorization: Bearer <token>)");
   }
+  const verdict = await ctx.limits.receipt(conversationId);
+  if (!verdict.ok) throw rateLimited(verdict.retryAfterMs);
   return conversationId;
 }
 
@@ -89,7 +92,7 @@ export function widgetPushRoutes(ctx: HubContext): Router {
   });
 
   router.post("/push-subscriptions", async (req, res) => {
-    const conversationId = conversationOf(ctx, req);
+    const conversationId = await conversationOf(ctx, req);
     if (!ctx.push.webPushKey) throw new HubError(404, "push_off", "Web Push is not configured on this hub");
     const body = parseInput(subscriptionBody, req.body);
     if (!endpointAllowed(ctx.config.push.webPush?.endpoints ?? [], body.subscription.endpoint)) {
@@ -108,20 +111,20 @@ export function widgetPushRoutes(ctx: HubContext): Router {
   });
 
   router.delete("/push-subscriptions", async (req, res) => {
-    const conversationId = conversationOf(ctx, req);
+    const conversationId = await conversationOf(ctx, req);
     await unregister(conversationId, parseInput(subscriptionGone, req.body).endpoint);
     res.status(204).end();
   });
 
   router.post("/devices", async (req, res) => {
-    const conversationId = conversationOf(ctx, req);
+    const conversationId = await conversationOf(ctx, req);
     const body = parseInput(deviceBody, req.body);
     const id = await register({ conversationId, platform: body.platform, address: body.token });
     res.status(201).json({ device: { id, platform: body.platform } });
   });
 
   router.delete("/devices", async (req, res) => {
-    const conversationId = conversationOf(ctx, req);
+    const conversationId = await conversationOf(ctx, req);
     await unregister(conversationId, parseInput(deviceGone, req.body).token);
     res.status(204).end();
   });
