@@ -146,7 +146,12 @@ describe("fuzzing every JSON endpoint", () => {
       keys: [],
       headers: human,
     },
-    { name: "widget session", method: "POST", path: () => "/widget/sessions", keys: ["channel", "visitorId", "name"] },
+    {
+      name: "widget session",
+      method: "POST",
+      path: () => "/widget/sessions",
+      keys: ["channel", "visitorId", "identifier", "identifierHash", "name"],
+    },
     {
       name: "web push subscription",
       method: "POST",

@@ -119,6 +119,8 @@ describe("the widget's session in a browser", () => {
       "/": sitePage(
         `<script src="${hub.url}/widget.js" data-identifier="${identifier}" data-identifier-hash="${hash}" async></script>`,
       ),
+      // The same site once the person has signed out: no identity on the page.
+      "/signed-out": sitePage(`<script src="${hub.url}/widget.js" async></script>`),
     });
     try {
       const laptop = await newPage();
@@ -139,6 +141,14 @@ describe("the widget's session in a browser", () => {
       expect(await conversationOf(phone)).toBe(await conversationOf(laptop));
       const conversation = (await hub.api("GET", `/v1/conversations/${await conversationOf(phone)}`)).body.conversation;
       expect(conversation).toMatchObject({ contact: identifier, account: "widget-identified" });
+
+      // Signed out on the laptop: an anonymous chat, with nothing of the person's on screen or in storage.
+      const laptopConversation = await conversationOf(laptop);
+      await laptop.goto(`${site.url}/signed-out`);
+      await laptop.locator('#cdh-widget[data-ready="true"]').waitFor({ state: "attached", ...WAIT });
+      expect(await conversationOf(laptop)).not.toBe(laptopConversation);
+      expect(await messages(laptop, "user", "written on the laptop").count()).toBe(0);
+      expect(await laptop.evaluate(() => JSON.stringify(localStorage))).not.toContain("written on the laptop");
     } finally {
       await site.stop();
     }

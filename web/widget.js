@@ -61,8 +61,11 @@
    * session; asking again with it (or with the identity) renews the token.
    */
   let session = load("session", null) || {};
-  // Someone else is signed in now, or nobody is any more: not their conversation.
-  if ((identity ? identity.identifier : undefined) !== session.identifier) session = {};
+  // Someone else is signed in now, or nobody is any more: not their conversation, nor its copy on this device.
+  if ((identity ? identity.identifier : undefined) !== session.identifier) {
+    session = {};
+    for (const name of ["cursor", "messages", "outbox"]) save(name, null);
+  }
   // A token past its time is renewed before connecting, not offered to the hub.
   if (session.expiresAt && Date.parse(session.expiresAt) <= Date.now()) delete session.token;
   /** { id, createdAt } of the newest message the hub sent us: history resumes after it. */
