@@ -40,6 +40,15 @@ const envSchema = z.object({
   AGENT_URL: optional.pipe(z.url().optional()),
   AGENT_SECRET: optional,
   AGENT_TIMEOUT_MS: positiveInt(30_000),
+  // The hub's own LLM agent (src/agent/llm/): `<provider>:<model>`, its keys and endpoints, its instructions.
+  AGENT_MODEL: optional,
+  OPENAI_API_KEY: optional,
+  OPENAI_BASE_URL: optional.pipe(z.url().optional()),
+  ANTHROPIC_API_KEY: optional,
+  ANTHROPIC_BASE_URL: optional.pipe(z.url().optional()),
+  AGENT_INSTRUCTIONS: optional,
+  AGENT_MAX_STEPS: positiveInt(8),
+  AGENT_CONTEXT_CHARS: positiveInt(60_000),
 
   // Backend calls and retries (milliseconds).
   TOOL_START_TIMEOUT_MS: positiveInt(8000),
@@ -135,6 +144,8 @@ export interface Config {
   warnings: ConfigWarning[];
   /** The agent runtime; a turn request not answered within `timeoutMs` is retried like a failure. */
   agent: { url: string; secret: string | undefined; timeoutMs: number } | undefined;
+  /** The hub's LLM agent (AGENT_MODEL), when set; each model call is bounded by AGENT_TIMEOUT_MS. */
+  llm: LlmConfig | undefined;
   toolStartTimeoutMs: number;
   cancelRetry: { baseMs: number; maxMs: number };
   outboxSweepMs: number;
@@ -179,6 +190,19 @@ export interface Config {
   };
   /** Web Push and FCM notifications for widget conversations whose results wait with the chat closed. */
   push: PushConfig;
+}
+
+export interface LlmConfig {
+  provider: "openai" | "anthropic";
+  model: string;
+  apiKey: string | undefined;
+  /** The API's base URL (…/v1); the provider's own when not set. */
+  baseUrl: string | undefined;
+  /** The business's instructions (AGENT_INSTRUCTIONS' file), or "" when none is named. */
+  instructions: string;
+  maxSteps: number;
+  contextChars: number;
+  timeoutMs: number;
 }
 
 export interface ConfigWarning {
@@ -318,6 +342,12 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     if ("problems" in found) problems.push(...found.problems);
     else template = found.template;
   }
+  let llm: LlmConfig | undefined;
+  if (parsed.success) {
+    const found = llmConfig(parsed.data);
+    if ("problems" in found) problems.push(...found.problems);
+    else llm = found.llm;
+  }
   let tokenTtlMs = 0;
   if (parsed.success) {
     const ttl = parseSpan(parsed.data.WIDGET_TOKEN_TTL);
@@ -354,6 +384,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     agent: env.AGENT_URL
       ? { url: env.AGENT_URL, secret: env.AGENT_SECRET, timeoutMs: env.AGENT_TIMEOUT_MS }
       : undefined,
+    llm,
     toolStartTimeoutMs: env.TOOL_START_TIMEOUT_MS,
     cancelRetry: { baseMs: env.CANCEL_RETRY_BASE_MS, maxMs: env.CANCEL_RETRY_MAX_MS },
     outboxSweepMs: env.OUTBOX_SWEEP_MS,
@@ -387,6 +418,54 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       webhookRetentionMs: env.WEBHOOK_RETENTION,
     },
     push,
+  };
+}
+
+const MODEL_FORMAT = "must be openai:<model> (Chat Completions: OpenAI, Ollama, vLLM…) or anthropic:<model>";
+
+/** AGENT_MODEL and what it needs; refused with AGENT_URL (one agent answers a hub's turns). */
+function llmConfig(env: z.output<typeof envSchema>): { llm: LlmConfig | undefined } | { problems: string[] } {
+  if (!env.AGENT_MODEL) return { llm: undefined };
+  if (env.AGENT_URL)
+    return {
+      problems: [
+        "AGENT_MODEL: set either AGENT_URL (your own agent runtime) or AGENT_MODEL (the hub's LLM agent), not both",
+      ],
+    };
+  const match = /^(openai|anthropic):(.+)$/.exec(env.AGENT_MODEL);
+  if (!match) return { problems: [`AGENT_MODEL: ${MODEL_FORMAT}`] };
+  const provider = match[1] as LlmConfig["provider"];
+  const apiKey = provider === "openai" ? env.OPENAI_API_KEY : env.ANTHROPIC_API_KEY;
+  const baseUrl = provider === "openai" ? env.OPENAI_BASE_URL : env.ANTHROPIC_BASE_URL;
+  const keyName = provider === "openai" ? "OPENAI_API_KEY" : "ANTHROPIC_API_KEY";
+  // A local server (Ollama, llama.cpp, vLLM) needs no key; the providers' own APIs do.
+  if (!apiKey && !baseUrl)
+    return {
+      problems: [`${keyName}: must be set for ${env.AGENT_MODEL} (or set ${keyName.replace("API_KEY", "BASE_URL")})`],
+    };
+  let instructions = "";
+  if (env.AGENT_INSTRUCTIONS) {
+    try {
+      instructions = readFileSync(path.resolve(env.AGENT_INSTRUCTIONS), "utf8").trim();
+    } catch (error) {
+      return {
+        problems: [
+          `AGENT_INSTRUCTIONS: cannot read ${env.AGENT_INSTRUCTIONS} (${(error as NodeJS.ErrnoException).code})`,
+        ],
+      };
+    }
+  }
+  return {
+    llm: {
+      provider,
+      model: match[2]!,
+      apiKey,
+      baseUrl: baseUrl?.replace(/\/+$/, ""),
+      instructions,
+      maxSteps: env.AGENT_MAX_STEPS,
+      contextChars: env.AGENT_CONTEXT_CHARS,
+      timeoutMs: env.AGENT_TIMEOUT_MS,
+    },
   };
 }
 

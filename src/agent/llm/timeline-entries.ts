@@ -1,0 +1,149 @@
+// Reads a conversation's timeline, with its jobs, as the transcript's entries (transcript.ts): the person's and
+// the agent's words, every tool call with its answer or its job, and each job's outcome and notify-progress
+// where it came. One statement; the newest rows first, so a long conversation costs only what the budget keeps.
+import type { SqlQuery } from "../../db/sql.js";
+import { noticeOf } from "../../delivery/agent-unavailable.js";
+import type { JobOutcome, TranscriptEntry } from "./transcript.js";
+
+/** Far more than any budget keeps, and a bound on what one turn reads. */
+const MAX_ROWS = 2000;
+
+interface Row {
+  seq: string;
+  role: string;
+  text: string | null;
+  data: unknown;
+  jobId: string | null;
+  toolCallId: string | null;
+  status: string | null;
+  statusReason: string | null;
+  deleted: boolean;
+  tool: string | null;
+  jobStatus: string | null;
+  result: unknown;
+  error: string | null;
+  acceptMessage: string | null;
+  rerunAs: string | null;
+  callSeq: string | null;
+  firstJobId: string | null;
+  firstCallId: string | null;
+}
+
+/** The id the model knows a job's call by: the one it gave, else one made from the (first) job's id. */
+export const callIdOf = (toolCallId: string | null, jobId: string | null) =>
+  toolCallId ?? (jobId ? `job_${jobId}` : "call_unknown");
+
+function outcomeOf(row: Row): { outcome: JobOutcome; content: unknown } {
+  if (row.status === "expired")
+    return {
+      outcome: "expired",
+      content: `${row.statusReason ?? "it came too late to be given"}; offer to run it again`,
+    };
+  if (row.rerunAs) return { outcome: "ran again", content: "it was lost and runs again from the start" };
+  switch (row.jobStatus) {
+    case "succeeded":
+      return { outcome: "completed", content: row.result };
+    case "timed_out":
+      return { outcome: "timed out", content: null };
+    case "cancelled":
+      return { outcome: "cancelled", content: null };
+    default:
+      return { outcome: "failed", content: row.error ?? row.text ?? "it failed" };
+  }
+}
+
+function humanName(data: unknown): string | null {
+  const agent = data && typeof data === "object" ? (data as { agent?: { name?: unknown } }).agent : undefined;
+  return typeof agent?.name === "string" && agent.name.trim() ? agent.name.trim() : null;
+}
+
+export async function timelineEntries(sql: SqlQuery, conversationId: string): Promise<TranscriptEntry[]> {
+  const rows = await sql.query<Row>(
+    `SELECT * FROM (
+       SELECT m.seq::text AS seq, m.role, m.text, m.data, m."jobId", m."toolCallId", m.status, m."statusReason",
+         m."deletedAt" IS NOT NULL AS deleted, j.tool, j.status AS "jobStatus", j.result, j.error,
+         j."acceptMessage", j."rerunAs",
+         -- A job's own call: the first job of a re-run chain carries it.
+         (SELECT c.seq::text FROM "Message" c WHERE c."conversationId" = m."conversationId" AND c.role = 'tool_call'
+            AND c."jobId" = coalesce(j."rerunOf", j.id) LIMIT 1) AS "callSeq",
+         coalesce(j."rerunOf", j.id) AS "firstJobId",
+         (SELECT f."toolCallId" FROM "Job" f WHERE f.id = coalesce(j."rerunOf", j.id)) AS "firstCallId"
+       FROM "Message" m LEFT JOIN "Job" j ON j.id = m."jobId"
+       WHERE m."conversationId" = $1::uuid AND m.role IN ('user', 'agent', 'human', 'tool_call', 'tool_result', 'progress')
+       ORDER BY m.seq DESC LIMIT $2) newest
+     ORDER BY seq::bigint`,
+    [conversationId, MAX_ROWS],
+  );
+  const inView = new Set(rows.map((row) => row.seq));
+  const entries: TranscriptEntry[] = [];
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i]!;
+    const seq = Number(row.seq);
+    const text = row.deleted ? "" : (row.text ?? "");
+    switch (row.role) {
+      case "user":
+        entries.push({ kind: "user", seq, text });
+        break;
+      case "agent":
+        // The hub's own notice (the agent runtime could not answer) is not the agent's words.
+        if (!noticeOf(row.data)) entries.push({ kind: "agent", seq, text });
+        break;
+      case "human":
+        entries.push({ kind: "human", seq, text, name: humanName(row.data) });
+        break;
+      case "tool_call": {
+        const call = (row.data ?? {}) as { tool?: string; arguments?: unknown };
+        const tool = call.tool ?? row.tool ?? "unknown";
+        const callId = callIdOf(row.toolCallId, row.jobId);
+        const next = rows[i + 1];
+        // A call answered at once (a sync tool, a built-in tool, a backend answering 200 to a job start) is
+        // written with its answer in one statement: the answer is its tool message.
+        const answeredAtOnce =
+          next?.role === "tool_result" && (row.jobId ? next.jobId === row.jobId : next.jobId === null);
+        if (answeredAtOnce) {
+          const answer = (next.data ?? {}) as { outcome?: string; result?: unknown };
+          const ok = row.jobId ? next.jobStatus === "succeeded" : answer.outcome !== "failed";
+          const content = row.jobId ? (ok ? next.result : next.error) : ok ? answer.result : next.text;
+          entries.push({
+            kind: "call",
+            seq,
+            callId,
+            tool,
+            args: call.arguments ?? {},
+            answer: { type: "answer", ok, content },
+          });
+          i += 1;
+        } else if (row.jobId) {
+          entries.push({
+            kind: "call",
+            seq,
+            callId,
+            tool,
+            args: call.arguments ?? {},
+            answer: { type: "job", jobId: row.jobId, acceptMessage: row.acceptMessage },
+          });
+        }
+        break;
+      }
+      case "tool_result": {
+        // A job's outcome whose call is in view; an outcome without its call (cut off) would answer nothing.
+        if (!row.jobId || row.callSeq === null || !inView.has(row.callSeq)) break;
+        const { outcome, content } = outcomeOf(row);
+        const callId = callIdOf(row.firstCallId, row.firstJobId);
+        entries.push({ kind: "outcome", seq, callId, tool: row.tool ?? "unknown", outcome, content });
+        break;
+      }
+      case "progress":
+        if (row.jobId && row.text)
+          entries.push({
+            kind: "progress",
+            seq,
+            callId: callIdOf(row.firstCallId, row.firstJobId),
+            tool: row.tool ?? "unknown",
+            text: row.text,
+          });
+        break;
+    }
+  }
+  return entries;
+}
