@@ -1,0 +1,76 @@
+// What a test sees of the LLM stand-ins (fake-openai.ts, fake-anthropic.ts): one normalized request shape for
+// both APIs, the script that answers it, and helpers to read a request. A test written against these types
+// runs unchanged against either provider, so the hub's agent is proven the same way on both.
+
+/** A request as both stand-ins see it, normalized. */
+export interface LlmRequest {
+  api: "openai" | "anthropic";
+  model: string;
+  /** The system prompt text ("" if none). OpenAI: the system/developer messages joined; Anthropic: `system`. */
+  system: string;
+  /** The conversation without the system prompt, in order. */
+  messages: LlmMessage[];
+  tools: { name: string; description: string; parameters: unknown }[];
+  /** The body as received. */
+  raw: unknown;
+}
+
+export type LlmMessage =
+  /** OpenAI user message; Anthropic user text blocks joined with "\n". */
+  | { role: "user"; text: string }
+  | { role: "assistant"; text: string; toolCalls: { id: string; name: string; args: unknown }[] }
+  /** OpenAI role "tool"; Anthropic tool_result blocks (one message per block, content as text). */
+  | { role: "tool"; toolCallId: string; content: string };
+
+export type LlmAnswer =
+  | {
+      text?: string;
+      toolCalls?: { id?: string; name: string; args: unknown }[];
+      usage?: { input: number; output: number };
+    }
+  /** Rendered in the API's own error format. */
+  | { error: { status: number; retryAfterS?: number; message?: string } };
+
+export type LlmScript = (request: LlmRequest, index: number) => LlmAnswer | Promise<LlmAnswer>;
+
+export interface FakeLlm {
+  /** The base URL to give the SDK (`http://127.0.0.1:P/v1`). */
+  url: string;
+  /** The key it requires. */
+  apiKey: string;
+  /** Every request that passed validation and was answered from the script. */
+  requests: LlmRequest[];
+  /** Every request it refused (validation, auth, unknown path), with the error body it sent. */
+  refusals: { status: number; body: unknown }[];
+  /** Settable: tests replace it between steps. */
+  script: LlmScript;
+  stop(): Promise<void>;
+}
+
+/** Answers every request with the same short text, for tests that only care about what was sent. */
+export const replyOk: LlmScript = () => ({ text: "ok" });
+
+/** Every tool call the model has made so far in the conversation, oldest first. */
+export function toolCallsIn(request: LlmRequest): { id: string; name: string; args: unknown }[] {
+  return request.messages.flatMap((message) => (message.role === "assistant" ? message.toolCalls : []));
+}
+
+/** The text of the last user message ("" when there is none). */
+export function lastUserText(request: LlmRequest): string {
+  for (let i = request.messages.length - 1; i >= 0; i--) {
+    const message = request.messages[i];
+    if (message?.role === "user") return message.text;
+  }
+  return "";
+}
+
+/** The tool messages answering one call; a well-formed conversation has exactly one. */
+export function toolMessagesFor(
+  request: LlmRequest,
+  toolCallId: string,
+): { role: "tool"; toolCallId: string; content: string }[] {
+  return request.messages.filter(
+    (message): message is Extract<LlmMessage, { role: "tool" }> =>
+      message.role === "tool" && message.toolCallId === toolCallId,
+  );
+}
