@@ -6,6 +6,8 @@ import type { Worker } from "bullmq";
 import { builtInComposer } from "./agent/composer.js";
 import { DEMO_TOOL, startDemo } from "./agent/demo-agent.js";
 import { httpAgent } from "./agent/http-agent.js";
+import { llmAgent } from "./agent/llm/llm-agent.js";
+import { modelLabel } from "./agent/llm/model-choice.js";
 import { metaChannels } from "./channels/meta/meta-channels.js";
 import { startWebhookWorker } from "./channels/meta/meta-webhooks.js";
 import { widgetChannel } from "./channels/widget/widget-channel.js";
@@ -129,10 +131,14 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
     metrics: createMetrics(),
     agent: config.agent
       ? httpAgent(config.agent)
-      : builtInComposer({
-          // The demo behaviour needs this very context; it is only called once the hub runs.
-          startDemo: tools.has(DEMO_TOOL) ? (conversationId, text) => startDemo(ctx, conversationId, text) : undefined,
-        }),
+      : config.llm
+        ? llmAgent(config.llm, () => ctx)
+        : builtInComposer({
+            // The demo behaviour needs this very context; it is only called once the hub runs.
+            startDemo: tools.has(DEMO_TOOL)
+              ? (conversationId, text) => startDemo(ctx, conversationId, text)
+              : undefined,
+          }),
     channels: { web: widget, ios: widget, android: widget, flutter: widget, ...metaChannels(config, queues) },
     limits: visitorLimits(queues.redis, queues.prefix, config.limits),
     push: createPush(config.push, database.sql, queues.pushes, now),
@@ -188,7 +194,7 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
       database: database.kind,
       migrations_applied: database.appliedMigrations.length,
       tools: tools.size,
-      agent: config.agent ? "http" : "built-in composer",
+      agent: config.agent ? "http" : config.llm ? `llm (${modelLabel(config.llm)})` : "built-in composer",
       meta_accounts: config.meta.accounts.map((account) => `${account.channel}:${account.id}`),
       meta_webhooks: config.meta.appSecret ? "on" : "off (META_APP_SECRET)",
       web_push: config.push.webPush ? "on" : "off (VAPID_PUBLIC_KEY, VAPID_PRIVATE_KEY)",

@@ -14,20 +14,23 @@ function banner(config: Config, hub: Hub): string {
   const { url } = hub;
   const publicUrl = hub.ctx.publicUrl();
   // "run the demo" is understood only by the built-in composer, with the demo tool and its backend.
-  const demoAgent = !config.agent && config.demo.enabled && hub.ctx.tools.has(DEMO_TOOL);
+  const demoAgent = !config.agent && !config.llm && config.demo.enabled && hub.ctx.tools.has(DEMO_TOOL);
+  const llmDemo = config.llm && config.demo.enabled && hub.ctx.tools.has(DEMO_TOOL);
   const lines = [
     "",
     "chat-delivery-hub is running",
     `  role:        ${config.role}`,
     `  database:    ${config.databaseUrl ? "PostgreSQL (DATABASE_URL)" : `embedded, in ${config.dataDir}/pglite`}`,
-    `  agent:       ${config.agent ? `${withoutQuery(config.agent.url)} (AGENT_URL)` : "built-in composer (no AGENT_URL)"}`,
+    `  agent:       ${agentLine(config)}`,
   ];
   if (url) {
     lines.push(`  listening:   ${url}`, `  public URL:  ${publicUrl}`);
     lines.push(
       demoAgent
         ? `  demo page:   ${publicUrl}/demo   (say "run the demo")`
-        : `  chat page:   ${publicUrl}/demo   (the web widget)`,
+        : llmDemo
+          ? `  demo page:   ${publicUrl}/demo   (ask the model to search the demo catalogue)`
+          : `  chat page:   ${publicUrl}/demo   (the web widget)`,
       `  console:     ${publicUrl}/console   (sign in with CONSOLE_API_KEY)`,
     );
   }
@@ -41,6 +44,14 @@ function banner(config: Config, hub: Hub): string {
     "",
   );
   return lines.join("\n");
+}
+
+/** Which agent answers, and how to switch. */
+function agentLine(config: Config): string {
+  if (config.agent) return `${withoutQuery(config.agent.url)} (AGENT_URL)`;
+  if (config.llm)
+    return `LLM agent, ${config.llm.provider}:${config.llm.model}${config.llm.baseUrl ? ` at ${withoutQuery(config.llm.baseUrl)}` : ""} (AGENT_MODEL; unset it for the built-in composer)`;
+  return "built-in composer (set AGENT_MODEL=openai:<model> or anthropic:<model> for an LLM, AGENT_URL for your own runtime)";
 }
 
 /** A URL as the terminal may show it: no user, password or query (where a key could hide). */

@@ -25,6 +25,19 @@ export function createMetrics() {
       "code",
     ]),
     turns: counter("hub_turns_total", "Turns run, by outcome", ["outcome"]),
+    modelRequests: counter("hub_agent_model_requests_total", "The LLM agent's model calls, by model and outcome", [
+      "model",
+      "outcome",
+    ]),
+    modelTokens: counter("hub_agent_model_tokens_total", "Tokens the LLM agent's model read (in) and wrote (out)", [
+      "model",
+      "direction",
+    ]),
+    safeguardRemovals: counter(
+      "hub_agent_safeguard_removals_total",
+      "Items the LLM agent's safeguard removed from a reply (a link, e-mail, phone or amount found nowhere)",
+      ["kind"],
+    ),
     turnSeconds: new Histogram({
       name: "hub_turn_duration_seconds",
       help: "How long a turn took, agent runtime included",

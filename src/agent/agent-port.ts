@@ -106,7 +106,15 @@ export const turnReplySchema = z.object({
     .default([])
     .describe("said to the person in order; a long text is split at the channel's limit"),
 });
-export type TurnReply = z.output<typeof turnReplySchema>;
+export interface TurnReply {
+  /**
+   * Said to the person in order. `data`, from the hub's own agents only, is what the timeline records about a
+   * message (what the LLM agent's safeguard removed, and why).
+   */
+  messages: { text: string; data?: Record<string, unknown> }[];
+  /** The hub's LLM agent handed the conversation to the team: done once this reply has gone out. */
+  handoff?: { reason: string };
+}
 
 export interface AgentPort {
   /**

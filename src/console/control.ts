@@ -22,10 +22,11 @@ async function conversationOf(ctx: HubContext, id: string): Promise<Conversation
 
 export async function takeOver(ctx: HubContext, conversationId: string, agent: HumanAgent): Promise<ConversationRow> {
   const { id } = await conversationOf(ctx, conversationId);
-  // Taken unless another human has it (the same human taking over again is fine).
+  // Taken unless another human has it (the same human taking over again is fine); one the agent handed to the
+  // team (control human, nobody yet) is anyone's to take.
   const [taken] = await ctx.sql.query<ConversationRow>(
     `UPDATE "Conversation" SET control = 'human', "humanAgent" = $2::jsonb, "updatedAt" = $3
-     WHERE id = $1::uuid AND (control <> 'human' OR "humanAgent"->>'id' = $4) RETURNING *`,
+     WHERE id = $1::uuid AND (control <> 'human' OR "humanAgent" IS NULL OR "humanAgent"->>'id' = $4) RETURNING *`,
     [id, JSON.stringify({ id: agent.id, name: agent.name }), ctx.now(), agent.id],
   );
   if (!taken) {

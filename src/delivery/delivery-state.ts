@@ -255,6 +255,8 @@ export function deliveryState(sql: Sql, changes: Changes, now: () => Date) {
       turnId: string;
       inputs: TurnInputRow[];
       texts: string[];
+      /** Per text, what the timeline records about it (the hub's own agents), or null. */
+      data?: (Record<string, unknown> | null)[];
       jobId: string | null;
     }): Promise<{ conversation: ConversationRow; replies: MessageRow[] } | "superseded"> {
       const replyIds = turn.texts.map(() => randomUUID());
@@ -268,9 +270,11 @@ export function deliveryState(sql: Sql, changes: Changes, now: () => Date) {
              SELECT CASE WHEN (SELECT count(*) FROM answered) = cardinality($4::uuid[]) THEN true
                          ELSE ${abort("superseded", "answered")} END AS ok),
            replies AS (
-             INSERT INTO "Message" (id, "conversationId", role, text, status, "turnId", "jobId", "createdAt", "updatedAt")
-             SELECT r.id, $1::uuid, 'agent', r.text, 'pending', $2::uuid, $7::uuid, $6, $6
-             FROM unnest($5::uuid[], $8::text[]) WITH ORDINALITY AS r(id, text, n), guard WHERE guard.ok
+             INSERT INTO "Message" (id, "conversationId", role, text, data, status, "turnId", "jobId", "createdAt",
+               "updatedAt")
+             SELECT r.id, $1::uuid, 'agent', r.text, r.data::jsonb, 'pending', $2::uuid, $7::uuid, $6, $6
+             FROM unnest($5::uuid[], $8::text[], $9::text[]) WITH ORDINALITY AS r(id, text, data, n), guard
+             WHERE guard.ok
              ORDER BY r.n RETURNING *)
            SELECT (SELECT row_to_json(c) FROM "Conversation" c WHERE c.id = $1::uuid) AS conversation,
                   (SELECT coalesce(json_agg(replies ORDER BY replies.seq), '[]') FROM replies) AS replies,
@@ -284,6 +288,7 @@ export function deliveryState(sql: Sql, changes: Changes, now: () => Date) {
             now(),
             turn.jobId,
             turn.texts,
+            turn.texts.map((_, i) => (turn.data?.[i] ? JSON.stringify(turn.data[i]) : null)),
           ],
         );
         const replies = messages(row!.replies);
@@ -480,7 +485,8 @@ export function deliveryState(sql: Sql, changes: Changes, now: () => Date) {
       const [row] = await sql.query<{ conversation: Record<string, unknown> | null; changed: JsonRows }>(
         `WITH before AS (SELECT "humanAgent" FROM "Conversation" WHERE id = $1::uuid AND control = 'human' FOR UPDATE),
          conv AS (
-           UPDATE "Conversation" SET control = 'agent', "humanAgent" = NULL, "updatedAt" = $2
+           UPDATE "Conversation" SET control = 'agent', "humanAgent" = NULL, "handoffAt" = NULL, "handoffReason" = NULL,
+             "updatedAt" = $2
            WHERE id = $1::uuid AND EXISTS (SELECT 1 FROM before) RETURNING *),
          replies AS (
            UPDATE "Message" SET status = 'superseded', "statusReason" = 'composed again after the hand-back',

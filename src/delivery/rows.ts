@@ -18,6 +18,9 @@ export interface ConversationRow {
   windowClosedAt: Date | null;
   /** Closed by the agent or a human; reopened (null) when the person writes again. */
   closedAt: Date | null;
+  /** The agent asked for a person (hand-off-to-human): when, and its reason; cleared by a hand-back. */
+  handoffAt: Date | null;
+  handoffReason: string | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -72,6 +75,7 @@ const CONVERSATION_DATES = [
   "lastInboundAt",
   "templateSentAt",
   "windowClosedAt",
+  "handoffAt",
   "closedAt",
   "createdAt",
   "updatedAt",

@@ -97,8 +97,8 @@ export interface TurnRunnerOptions {
   concurrency: number;
   /** One turn of a conversation; throws when it must be tried again (the agent runtime is down…). */
   run: (conversationId: string) => Promise<void>;
-  /** The wait before trying a failed turn again. */
-  retryDelayMs: (attempt: number) => number;
+  /** The wait before trying a failed turn again (the error may say how long, as a model's Retry-After does). */
+  retryDelayMs: (attempt: number, error: unknown) => number;
   /** Tries of a failing turn before the schedule is let go (the sweep asks again later). */
   attempts: number;
   onFailure: (conversationId: string, error: unknown, attempt: number) => void;
@@ -198,7 +198,7 @@ export function turnSchedule(
           retryTimers.delete(timer);
           waiting.push({ conversationId, attempt: attempt + 1 });
           pump();
-        }, options.retryDelayMs(attempt));
+        }, options.retryDelayMs(attempt, error));
         timer.unref();
         retryTimers.add(timer);
         return;

@@ -7,6 +7,7 @@ import { randomUUID } from "node:crypto";
 import { AgentUnavailableError, type TurnInput, type TurnReply, type TurnRequest } from "../agent/agent-port.js";
 import type { HubContext } from "../context.js";
 import { errorKey } from "../log-throttle.js";
+import { requestHuman } from "../console/human-request.js";
 import { noticeAgentUnavailable } from "./agent-unavailable.js";
 import { deliver } from "./deliver.js";
 import { setAsideStale } from "./stale-results.js";
@@ -55,12 +56,16 @@ export async function runTurn(ctx: HubContext, conversationId: string): Promise<
       throw error;
     }
 
+    const parts = reply.messages.flatMap((message) =>
+      splitForChannel(conversation.channel, message.text).map((text) => ({ text, data: message.data ?? null })),
+    );
     const committed = await ctx.delivery.commitReply({
       conversationId,
       turnId: randomUUID(),
       inputs,
       // Longer than the channel takes: several messages, in order (split where a reader would pause).
-      texts: reply.messages.flatMap((message) => splitForChannel(conversation.channel, message.text)),
+      texts: parts.map((part) => part.text),
+      data: parts.map((part) => part.data),
       jobId: singleJob(inputs),
     });
     if (committed === "superseded") {
@@ -70,6 +75,8 @@ export async function runTurn(ctx: HubContext, conversationId: string): Promise<
     }
     conversation = committed.conversation;
     for (const message of committed.replies) await deliver(ctx, conversation, message);
+    // The person has been told; from now on the team has the conversation.
+    if (reply.handoff) await requestHuman(ctx, conversationId, reply.handoff.reason);
   } finally {
     if (ctx.agent.remote) ctx.realtime.typing(conversationId, false);
   }

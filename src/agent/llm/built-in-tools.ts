@@ -1,0 +1,166 @@
+// The tools every LLM agent gets besides the tool files: what a model needs to manage its own background
+// calls (read one's status, list the running ones, call one off) and to hand the person to the team. Each is
+// answered at once by the hub and written into the timeline as a call with its answer, so the transcript of a
+// later turn shows it as the model saw it.
+import type { HubContext } from "../../context.js";
+import type { SqlQuery } from "../../db/sql.js";
+import { HubError } from "../../errors.js";
+import { cancelJob } from "../../jobs/jobs.js";
+import { callIdOf } from "./timeline-entries.js";
+import { STATUS_TOOL } from "./transcript.js";
+
+export const LIST_TOOL = "list-running-tool-calls";
+export const CANCEL_TOOL = "cancel-tool-call";
+export const HAND_OFF_TOOL = "hand-off-to-human";
+
+const callIdParameter = {
+  type: "object",
+  properties: { tool_call_id: { type: "string", description: "the tool_call_id of the call, as you made it" } },
+  required: ["tool_call_id"],
+  additionalProperties: false,
+} as const;
+
+export interface BuiltInTool {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}
+
+export const BUILT_IN_TOOLS: BuiltInTool[] = [
+  {
+    name: STATUS_TOOL,
+    description:
+      "Reads a background tool call: running (with its latest progress) or its outcome. Use it when the person " +
+      "asks about a call and the running calls listed in your instructions are not enough; never start a call " +
+      "again to learn how it is going.",
+    parameters: callIdParameter,
+  },
+  {
+    name: LIST_TOOL,
+    description: "Lists the tool calls still running in the background in this conversation, with their progress.",
+    parameters: { type: "object", properties: {}, additionalProperties: false },
+  },
+  {
+    name: CANCEL_TOOL,
+    description:
+      "Calls off a background tool call the person no longer wants (they changed their mind or asked for " +
+      "something else). Its backend is told; no result will come.",
+    parameters: callIdParameter,
+  },
+  {
+    name: HAND_OFF_TOOL,
+    description:
+      "Hands the conversation to a person on the team: when the person asks for one, or needs what you cannot " +
+      "give. Say so to the person in your reply; after this you stay quiet until the team hands it back.",
+    parameters: {
+      type: "object",
+      properties: { reason: { type: "string", description: "why, in a sentence the team will read" } },
+      required: ["reason"],
+      additionalProperties: false,
+    },
+  },
+];
+
+export const isBuiltIn = (name: string) => BUILT_IN_TOOLS.some((tool) => tool.name === name);
+
+interface JobRow {
+  id: string;
+  tool: string;
+  toolCallId: string | null;
+  status: string;
+  result: unknown;
+  error: string | null;
+  createdAt: Date;
+  lastProgress: string | null;
+}
+
+const STATUS_WORD: Record<string, string> = {
+  running: "running",
+  succeeded: "completed",
+  failed: "failed",
+  timed_out: "timed out",
+  cancelled: "cancelled",
+};
+
+/** The conversation's job that a model's tool_call_id names (its own id, or `job_<id>` for a job it did not start). */
+async function jobOf(sql: SqlQuery, conversationId: string, callId: string): Promise<JobRow | undefined> {
+  const jobId = /^job_([0-9a-f-]{36})$/.exec(callId)?.[1] ?? null;
+  const [job] = await sql.query<JobRow>(
+    `SELECT j.id, j.tool, j."toolCallId", j.status, j.result, j.error, j."createdAt",
+       (SELECT p.text FROM "JobProgress" p WHERE p."jobId" = j.id ORDER BY p.seq DESC LIMIT 1) AS "lastProgress"
+     FROM "Job" j WHERE j."conversationId" = $1::uuid AND (j."toolCallId" = $2 OR j.id = $3::uuid)
+     -- The newest of a re-run chain is the one that runs or ended last.
+     ORDER BY j.attempt DESC, j."createdAt" DESC LIMIT 1`,
+    [conversationId, callId, jobId],
+  );
+  return job;
+}
+
+/** Runs a built-in tool for the conversation: its answer, or a refusal the model reads as the call's error. */
+export async function runBuiltInTool(
+  ctx: HubContext,
+  conversationId: string,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<{ ok: boolean; content: unknown; handoff?: string }> {
+  const callId = typeof args.tool_call_id === "string" ? args.tool_call_id : "";
+  switch (name) {
+    case STATUS_TOOL: {
+      const job = await jobOf(ctx.sql, conversationId, callId);
+      if (!job) return { ok: true, content: { tool_call_id: callId, status: "unknown" } };
+      const status = STATUS_WORD[job.status] ?? job.status;
+      return {
+        ok: true,
+        content: {
+          tool_call_id: callId,
+          tool: job.tool,
+          status,
+          ...(job.status === "running" ? { last_progress: job.lastProgress } : {}),
+          ...(job.status === "succeeded" ? { result: job.result } : {}),
+          ...(job.status === "failed" ? { error: job.error } : {}),
+        },
+      };
+    }
+    case LIST_TOOL: {
+      const running = await ctx.sql.query<JobRow>(
+        `SELECT j.id, j.tool, j."toolCallId", j."createdAt",
+           (SELECT p.text FROM "JobProgress" p WHERE p."jobId" = j.id ORDER BY p.seq DESC LIMIT 1) AS "lastProgress"
+         FROM "Job" j WHERE j."conversationId" = $1::uuid AND j.status = 'running' ORDER BY j."createdAt"`,
+        [conversationId],
+      );
+      return {
+        ok: true,
+        content: {
+          running: running.map((job) => ({
+            tool_call_id: callIdOf(job.toolCallId, job.id),
+            tool: job.tool,
+            started_at: new Date(job.createdAt).toISOString(),
+            last_progress: job.lastProgress,
+          })),
+        },
+      };
+    }
+    case CANCEL_TOOL: {
+      const job = await jobOf(ctx.sql, conversationId, callId);
+      if (!job) return { ok: false, content: `no tool call ${callId} in this conversation` };
+      try {
+        await cancelJob(ctx, job.id, "agent");
+        return { ok: true, content: { tool_call_id: callId, status: "cancelled" } };
+      } catch (error) {
+        if (error instanceof HubError) return { ok: false, content: error.message };
+        throw error;
+      }
+    }
+    case HAND_OFF_TOOL: {
+      const reason = typeof args.reason === "string" && args.reason.trim() ? args.reason.trim() : "asked by the agent";
+      // Done once this turn's reply has gone (see turn.ts): the person hears why, then the team has it.
+      return {
+        ok: true,
+        content: { handed_off: true, note: "a person on the team will answer after your reply; say so in it" },
+        handoff: reason,
+      };
+    }
+    default:
+      return { ok: false, content: `no tool named ${name}` };
+  }
+}

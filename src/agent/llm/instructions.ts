@@ -1,0 +1,61 @@
+// The system prompt: the business's instructions (AGENT_INSTRUCTIONS), then what every agent on the hub needs —
+// which tools run in the background and what that means for the person, how late results arrive, and which
+// calls are running now with their last progress (so "how's it going?" is answered without starting anything).
+import type { Tool } from "../../tools/tool-file.js";
+import type { TurnRequest } from "../agent-port.js";
+import { CANCEL_TOOL, HAND_OFF_TOOL } from "./built-in-tools.js";
+import { NOTICE_HEADING, STATUS_TOOL } from "./transcript.js";
+
+const DEFAULT_INSTRUCTIONS =
+  "You are the assistant of this business, talking with a person in a chat. Be brief, warm and concrete.";
+
+const CHANNEL: Record<string, string> = {
+  web: "the chat on the business's website",
+  ios: "the business's iOS app",
+  android: "the business's Android app",
+  flutter: "the business's app",
+  whatsapp: "WhatsApp",
+  instagram: "Instagram",
+  messenger: "Messenger",
+};
+
+export function systemPrompt(input: {
+  instructions: string;
+  tools: ReadonlyMap<string, Tool>;
+  request: TurnRequest;
+  now: Date;
+}): string {
+  const background = [...input.tools.values()].filter((tool) => tool.async).map((tool) => tool.name);
+  const running = input.request.runningJobs.map(
+    (job) =>
+      `- tool_call_id ${job.toolCallId ?? `job_${job.id}`} (${job.tool}), started ${job.startedAt}` +
+      (job.lastProgress ? `, last progress: "${job.lastProgress}"` : ", no progress yet"),
+  );
+  const { conversation } = input.request;
+  return [
+    input.instructions || DEFAULT_INSTRUCTIONS,
+    "## How this chat works",
+    [
+      `The person writes from ${CHANNEL[conversation.channel] ?? conversation.channel}` +
+        (conversation.name ? `; their name is ${conversation.name}` : "") +
+        `. It is ${input.now.toISOString()}.`,
+      background.length > 0
+        ? `These tools run in the background and take minutes or hours: ${background.join(", ")}. Calling one ` +
+          "starts it and answers at once with a placeholder (status running). Then tell the person, in your own " +
+          "words, that you are on it and that the result will come here in this chat, even if they close it. " +
+          "Never call the same tool again to see how it is going."
+        : "",
+      `A background call's result, failure or progress reaches you once, in a later message that starts with ` +
+        `"${NOTICE_HEADING}" and names the call's tool_call_id. Give the person what it says; ` +
+        "afterwards, answer questions about it from that notice, without calling the tool again.",
+      `${STATUS_TOOL} reads a call's state sooner; ${CANCEL_TOOL} calls one off when the person changes their mind; ` +
+        `${HAND_OFF_TOOL} gives the conversation to a person on the team.`,
+      "Only give links, e-mail addresses, phone numbers and amounts that a tool result, the person or these " +
+        "instructions gave you.",
+    ]
+      .filter(Boolean)
+      .join("\n\n"),
+    "## Running now",
+    running.length > 0 ? running.join("\n") : "No tool call is running.",
+  ].join("\n\n");
+}

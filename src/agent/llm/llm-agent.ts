@@ -1,0 +1,244 @@
+// The hub's LLM agent (AGENT_MODEL): a language model holds the conversation through the AI SDK, and sees slow
+// tools as the project's source documents describe. Each turn rebuilds the transcript from the timeline
+// (transcript.ts), so a restart or another process taking the turn repeats nothing; the model's calls start
+// through the same path as POST /v1/conversations/{id}/tool-calls, keyed on the model's own call id; a job's
+// call is answered with a placeholder and its outcome comes in a later turn, once. At most AGENT_MAX_STEPS model
+// calls a turn; a reply that states a link, address, phone number or amount found nowhere is asked for again,
+// then cut (safeguard.ts). A model that refuses, fails or times out fails the turn, which the hub retries.
+import { APICallError, generateText, jsonSchema, tool, type ModelMessage, type Tool as SdkTool } from "ai";
+import type { LlmConfig } from "../../config.js";
+import type { HubContext } from "../../context.js";
+import { HubError } from "../../errors.js";
+import { recordSyncCall } from "../../jobs/job-store.js";
+import { startToolCall } from "../../jobs/start-tool-call.js";
+import { AgentUnavailableError, type AgentPort, type TurnReply, type TurnRequest } from "../agent-port.js";
+import { BUILT_IN_TOOLS, isBuiltIn, runBuiltInTool } from "./built-in-tools.js";
+import { chosenModel, modelLabel } from "./model-choice.js";
+import { systemPrompt } from "./instructions.js";
+import { describeClaims, inventedClaims, sourcesOf, withoutClaims, type Claim } from "./safeguard.js";
+import { timelineEntries } from "./timeline-entries.js";
+import { buildTranscript, placeholder, type TranscriptEntry } from "./transcript.js";
+
+type ToolOutput = { type: "json"; value: never } | { type: "error-text"; value: string };
+
+/** The model refused, failed or could not be reached: the turn fails and is retried, after Retry-After if given. */
+export class ModelUnavailableError extends AgentUnavailableError {
+  constructor(
+    message: string,
+    readonly retryAfterMs: number | undefined,
+  ) {
+    super(message);
+  }
+}
+
+function retryAfterOf(error: APICallError): number | undefined {
+  const header = error.responseHeaders?.["retry-after"];
+  if (!header) return undefined;
+  const seconds = Number(header);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  const at = Date.parse(header);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
+}
+
+export function llmAgent(config: LlmConfig, getCtx: () => HubContext): AgentPort {
+  const model = chosenModel(config);
+  const label = modelLabel(config);
+
+  /** One model call, logged and counted; a failure becomes the turn's failure. */
+  async function complete(
+    ctx: HubContext,
+    request: TurnRequest,
+    turn: { system: string; messages: ModelMessage[]; tools: Record<string, SdkTool>; lastStep: boolean },
+  ) {
+    const started = performance.now();
+    const log = ctx.log.child({ conversation_id: request.conversation.id, model: label });
+    try {
+      const result = await generateText({
+        model,
+        system: turn.system,
+        messages: turn.messages,
+        tools: turn.tools,
+        // The last step may not call a tool: it has to say something with what it has.
+        toolChoice: turn.lastStep ? "none" : "auto",
+        maxRetries: 0,
+        abortSignal: AbortSignal.timeout(config.timeoutMs),
+      });
+      const tokensIn = result.usage.inputTokens ?? 0;
+      const tokensOut = result.usage.outputTokens ?? 0;
+      ctx.metrics.modelRequests.inc({ model: label, outcome: "ok" });
+      ctx.metrics.modelTokens.inc({ model: label, direction: "in" }, tokensIn);
+      ctx.metrics.modelTokens.inc({ model: label, direction: "out" }, tokensOut);
+      log.info(
+        {
+          tokens_in: tokensIn,
+          tokens_out: tokensOut,
+          latency_ms: Math.round(performance.now() - started),
+          tool_calls: result.toolCalls.length,
+        },
+        "model call",
+      );
+      return result;
+    } catch (error) {
+      const status = APICallError.isInstance(error) ? error.statusCode : undefined;
+      const outcome = status
+        ? String(status)
+        : error instanceof Error && error.name === "TimeoutError"
+          ? "timeout"
+          : "error";
+      ctx.metrics.modelRequests.inc({ model: label, outcome });
+      log.warn({ outcome, latency_ms: Math.round(performance.now() - started) }, "model call failed");
+      if (APICallError.isInstance(error))
+        throw new ModelUnavailableError(
+          `the model answered ${status ?? "an error"}: ${error.message}`,
+          retryAfterOf(error),
+        );
+      throw new ModelUnavailableError(`the model could not be used: ${(error as Error).message}`, undefined);
+    }
+  }
+
+  /** Runs one call the model made: a tool file's (started like POST …/tool-calls) or a built-in one. */
+  async function runCall(
+    ctx: HubContext,
+    conversationId: string,
+    call: { toolCallId: string; toolName: string; input: unknown },
+    seen: { results: unknown[]; handoff?: string },
+  ): Promise<ToolOutput> {
+    const args = (call.input && typeof call.input === "object" ? call.input : {}) as Record<string, unknown>;
+    if (isBuiltIn(call.toolName)) {
+      const answer = await runBuiltInTool(ctx, conversationId, call.toolName, args);
+      await recordSyncCall(ctx.sql, {
+        conversationId,
+        toolCallId: call.toolCallId,
+        tool: call.toolName,
+        arguments: args,
+        text: null,
+        data: { outcome: answer.ok ? "succeeded" : "failed", result: answer.content, builtIn: true },
+        at: ctx.now(),
+      });
+      if (answer.handoff) seen.handoff = answer.handoff;
+      seen.results.push(answer.content);
+      return answer.ok
+        ? { type: "json", value: answer.content as never }
+        : { type: "error-text", value: String(answer.content) };
+    }
+    try {
+      const outcome = await startToolCall(ctx, conversationId, {
+        tool: call.toolName,
+        arguments: args,
+        toolCallId: call.toolCallId,
+      });
+      if (outcome.status === 200) {
+        seen.results.push(outcome.result);
+        return { type: "json", value: outcome.result as never };
+      }
+      seen.results.push(outcome.message);
+      return { type: "json", value: placeholder(outcome.job.id, outcome.message) as never };
+    } catch (error) {
+      // Bad arguments, an unknown tool, a backend that refused: the model reads why, as the call's answer.
+      if (!(error instanceof HubError)) throw error;
+      const details = error.details?.map((detail) => `${detail.field}: ${detail.message}`).join("; ");
+      return { type: "error-text", value: details ? `${error.message} (${details})` : error.message };
+    }
+  }
+
+  return {
+    remote: true,
+    async runTurn(request: TurnRequest): Promise<TurnReply> {
+      const ctx = getCtx();
+      const conversationId = request.conversation.id;
+      const entries = await timelineEntries(ctx.sql, conversationId);
+      const system = systemPrompt({ instructions: config.instructions, tools: ctx.tools, request, now: ctx.now() });
+      const tools: Record<string, SdkTool> = {};
+      for (const hubTool of ctx.tools.values()) {
+        const description = [
+          hubTool.description,
+          hubTool.whenToUse ? `When to use: ${hubTool.whenToUse}` : "",
+          hubTool.async
+            ? "Runs in the background: you get a placeholder at once and the result in a later message."
+            : "",
+        ]
+          .filter(Boolean)
+          .join("\n\n");
+        tools[hubTool.name] = tool({ description, inputSchema: jsonSchema(hubTool.parameters as never) });
+      }
+      for (const builtIn of BUILT_IN_TOOLS)
+        tools[builtIn.name] = tool({
+          description: builtIn.description,
+          inputSchema: jsonSchema(builtIn.parameters as never),
+        });
+
+      const messages = buildTranscript(entries, { contextChars: config.contextChars });
+      const seen: { results: unknown[]; handoff?: string } = { results: [] };
+      const texts: string[] = [];
+      for (let step = 1; step <= config.maxSteps; step++) {
+        const result = await complete(ctx, request, { system, messages, tools, lastStep: step === config.maxSteps });
+        if (result.text.trim()) texts.push(result.text.trim());
+        if (result.toolCalls.length === 0) break;
+        messages.push(...result.response.messages);
+        const parts = [];
+        for (const call of result.toolCalls) {
+          const output = await runCall(ctx, conversationId, call, seen);
+          parts.push({ type: "tool-result" as const, toolCallId: call.toolCallId, toolName: call.toolName, output });
+        }
+        messages.push({ role: "tool", content: parts });
+      }
+      let reply = texts.join("\n\n");
+      const data: Record<string, unknown> = {};
+      if (reply) {
+        const sources = sourcesOf([config.instructions, ...sourceTexts(entries), ...seen.results.map(textOf)]);
+        let invented = inventedClaims(reply, sources);
+        if (invented.length > 0) {
+          // Once more, told what it made up; what it still states from nowhere is cut out.
+          const again = await complete(ctx, request, {
+            system,
+            messages: [
+              ...messages,
+              { role: "assistant", content: reply },
+              {
+                role: "user",
+                content:
+                  `(From the hub, not the person.) Your reply states ${describeClaims(invented)}, which appear in no ` +
+                  "tool result, no message of the person and no instruction. Write the reply again without " +
+                  "anything you did not get from them; the person will not see your previous reply.",
+              },
+            ],
+            tools,
+            lastStep: true,
+          });
+          const retried = again.text.trim() || reply;
+          invented = inventedClaims(retried, sources);
+          reply = invented.length > 0 ? withoutClaims(retried, invented) : retried;
+          if (invented.length > 0) {
+            for (const claim of invented) ctx.metrics.safeguardRemovals.inc({ kind: claim.kind });
+            data.safeguard = {
+              removed: invented.map(({ kind, text }: Claim) => ({ kind, text })),
+              reason: "stated in no tool result, message or instruction, after one more try",
+            };
+            ctx.log.warn(
+              { conversation_id: conversationId, removed: invented.map((claim) => claim.kind) },
+              "safeguard removed what the model made up",
+            );
+          }
+        }
+      }
+      return {
+        messages: reply ? [{ text: reply, ...(data.safeguard ? { data } : {}) }] : [],
+        ...(seen.handoff ? { handoff: { reason: seen.handoff } } : {}),
+      };
+    },
+  };
+}
+
+const textOf = (value: unknown) => (typeof value === "string" ? value : JSON.stringify(value ?? ""));
+
+/** What the timeline lets a reply state: the person's words and every tool answer and outcome. */
+function sourceTexts(entries: TranscriptEntry[]): string[] {
+  return entries.flatMap((entry) => {
+    if (entry.kind === "user") return [entry.text];
+    if (entry.kind === "outcome") return [textOf(entry.content)];
+    if (entry.kind === "call")
+      return [textOf(entry.answer.type === "answer" ? entry.answer.content : entry.answer.acceptMessage)];
+    if (entry.kind === "progress") return [entry.text];
+    return [];
+  });
+}
