@@ -301,7 +301,9 @@ describe("the start banner", () => {
 
   it("with the built-in agent: the demo page with what to say, and the console", async () => {
     const { text, publicUrl } = await banner({});
-    expect(text).toContain("  agent:       built-in composer (set AGENT_MODEL=openai:<model> or anthropic:<model> for an LLM, AGENT_URL for your own runtime)\n");
+    expect(text).toContain(
+      "  agent:       built-in composer (set AGENT_MODEL=openai:<model> or anthropic:<model> for an LLM, AGENT_URL for your own runtime)\n",
+    );
     expect(text).toContain(`  demo page:   ${publicUrl}/demo   (say "run the demo")\n`);
     expect(text).toContain(`  console:     ${publicUrl}/console   (sign in with CONSOLE_API_KEY)\n`);
   });

@@ -194,11 +194,14 @@ export function turnSchedule(
           await redis.del(keyOf(conversationId)).catch(() => 0);
           return;
         }
-        const timer = setTimeout(() => {
-          retryTimers.delete(timer);
-          waiting.push({ conversationId, attempt: attempt + 1 });
-          pump();
-        }, options.retryDelayMs(attempt, error));
+        const timer = setTimeout(
+          () => {
+            retryTimers.delete(timer);
+            waiting.push({ conversationId, attempt: attempt + 1 });
+            pump();
+          },
+          options.retryDelayMs(attempt, error),
+        );
         timer.unref();
         retryTimers.add(timer);
         return;

@@ -1,0 +1,214 @@
+// The hub's LLM agent against local stand-ins of both model APIs (Chat Completions and Messages), which refuse
+// what the real APIs refuse: the guide's conversation end to end over socket.io-client — one call to the
+// backend, the model's "on it", "how's it going?" answered from the running call without a second call, the
+// result given once, a question answered from it — then calling a job off, a hub restart mid-job, a 429 with
+// Retry-After, and the safeguard cutting an invented link.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { FakeLlm, LlmRequest } from "./support/fake-llm.js";
+import { startFakeAnthropic } from "./support/fake-anthropic.js";
+import { startFakeOpenAI } from "./support/fake-openai.js";
+import { completedNotices, GUIDE, guideModel, THERAPISTS } from "./support/guide-model.js";
+import { eventually } from "./support/services.js";
+import { TestHub } from "./support/test-hub.js";
+import { startToolBackend, type ToolBackend } from "./support/tool-backend.js";
+import { matchTherapists } from "./support/tool-files.js";
+import { openSession, WidgetClient } from "./support/widget-client.js";
+
+const PROVIDERS = [
+  { name: "OpenAI Chat Completions", start: startFakeOpenAI, provider: "openai", model: "gpt-4o-mini" },
+  { name: "Anthropic Messages", start: startFakeAnthropic, provider: "anthropic", model: "claude-sonnet-4-5" },
+] as const;
+
+for (const { name, start, provider, model } of PROVIDERS) {
+  describe(`the LLM agent on ${name}`, () => {
+    let llm: FakeLlm;
+    let backend: ToolBackend;
+    let hub: TestHub;
+    const clients: WidgetClient[] = [];
+
+    beforeAll(async () => {
+      backend = await startToolBackend();
+      llm = await start(guideModel());
+      const prefix = provider === "openai" ? "OPENAI" : "ANTHROPIC";
+      hub = await TestHub.start({
+        tools: { match_therapists: matchTherapists },
+        env: {
+          AGENT_MODEL: `${provider}:${model}`,
+          [`${prefix}_API_KEY`]: llm.apiKey,
+          [`${prefix}_BASE_URL`]: llm.url,
+          TURN_RETRY_BASE_MS: "100",
+        },
+      });
+    });
+    afterAll(async () => {
+      for (const client of clients) client.close();
+      await hub?.stop();
+      await llm?.stop();
+      await backend?.stop();
+    });
+
+    async function person() {
+      const session = await openSession(hub.url);
+      const client = await WidgetClient.connect(hub.url, { token: session.token });
+      clients.push(client);
+      return { conversationId: session.conversationId, client };
+    }
+
+    const agentSays = (client: WidgetClient, text: string) =>
+      eventually(() => client.agentMessages().find((message) => message.text === text), `the agent saying "${text}"`);
+
+    const requestsSince = (from: number) => llm.requests.slice(from);
+    const runningJobOf = async (conversationId: string) =>
+      eventually(() => hub.db.job.findFirst({ where: { conversationId, status: "running" } }), "the running job");
+
+    it("holds the guide's conversation: one call, the placeholder, progress from the instructions, the result once", async () => {
+      const { conversationId, client } = await person();
+      const startsBefore = backend.starts.length;
+      const first = llm.requests.length;
+
+      await client.send(GUIDE.opening, "guide-1");
+      await agentSays(client, GUIDE.onIt);
+      // The backend was called once, as the guide says: with the job's id and its signed callback URL.
+      expect(backend.starts.length - startsBefore).toBe(1);
+      const started = backend.starts.at(-1)!;
+      expect(started.headers.jobId).toMatch(/^[0-9a-f-]{36}$/);
+      expect(started.headers.callbackUrl).toMatch(/\/callbacks\//);
+      expect(started.body).toMatchObject({ reason: "anxiety", area: "Ñuñoa" });
+      // The first request offered the tool file as a function tool, with the built-in tools.
+      const opening = llm.requests[first]!;
+      expect(opening.tools.map((tool) => tool.name)).toEqual(
+        expect.arrayContaining([
+          "match_therapists",
+          "get-tool-call-status",
+          "list-running-tool-calls",
+          "cancel-tool-call",
+          "hand-off-to-human",
+        ]),
+      );
+      expect(opening.system).toContain("match_therapists");
+      // The second: the call, then at once its placeholder with the backend's message.
+      const afterCall = llm.requests[first + 1]!;
+      const call = afterCall.messages.at(-2)!;
+      const placeholder = afterCall.messages.at(-1)!;
+      expect(call).toMatchObject({ role: "assistant", toolCalls: [{ name: "match_therapists" }] });
+      expect(placeholder.role).toBe("tool");
+      const job = await runningJobOf(conversationId);
+      expect(job.toolCallId).toBe((call as { toolCalls: { id: string }[] }).toolCalls[0]!.id);
+      expect(JSON.parse((placeholder as { content: string }).content)).toEqual({
+        status: "running",
+        job: job.id,
+        message: "Working on it; this usually takes about two minutes.",
+        note: "the result will come in a later message; get-tool-call-status reads it sooner",
+      });
+
+      // "how's it going?": answered from the running call's progress in the instructions; nothing starts.
+      await backend.post(job.id, { progress: GUIDE.progress });
+      await eventually(async () => (await hub.db.jobProgress.count({ where: { jobId: job.id } })) > 0, "the progress");
+      const beforeStatus = llm.requests.length;
+      await client.send(GUIDE.status, "guide-2");
+      await agentSays(client, `Still on it: ${GUIDE.progress}`);
+      const statusRequest = llm.requests[beforeStatus]!;
+      expect(statusRequest.system).toContain(`(match_therapists)`);
+      expect(statusRequest.system).toContain(`last progress: "${GUIDE.progress}"`);
+      expect(backend.starts.length - startsBefore).toBe(1);
+
+      // The result: the next request holds it exactly once, as a notice naming the call.
+      const beforeResult = llm.requests.length;
+      await backend.post(job.id, THERAPISTS);
+      const answer = await eventually(
+        () => client.agentMessages().find((message) => message.text.startsWith("I have two for you.")),
+        "the result's reply",
+      );
+      expect(answer.text).toContain("Ana Rojas");
+      expect(answer.text).toContain("Pedro Soto works with mindfulness and sees patients online or in Providencia");
+      const resultRequest = requestsSince(beforeResult)[0]!;
+      expect(completedNotices(resultRequest)).toHaveLength(1);
+      expect(completedNotices(resultRequest)[0]).toContain(`(match_therapists) completed:`);
+
+      // A question about it is answered from that result, still in the conversation as the tool's answer.
+      const beforeQuestion = llm.requests.length;
+      await client.send(GUIDE.question, "guide-3");
+      await agentSays(client, "Yes, Pedro sees patients online as well as in Providencia.");
+      const questionRequest = llm.requests[beforeQuestion]!;
+      expect(completedNotices(questionRequest)).toHaveLength(1);
+      expect(backend.starts.length - startsBefore).toBe(1);
+      expect(llm.refusals).toEqual([]);
+      await hub.settled();
+    });
+
+    it("calls a job off when the person changes their mind: the backend's cancel request is sent", async () => {
+      const { conversationId, client } = await person();
+      await client.send(GUIDE.opening, "cancel-1");
+      await agentSays(client, GUIDE.onIt);
+      const job = await runningJobOf(conversationId);
+      await client.send(GUIDE.callOff, "cancel-2");
+      await agentSays(client, GUIDE.calledOff);
+      await eventually(() => backend.cancels.find((cancel) => cancel.jobId === job.id), "the cancel request");
+      expect((await hub.db.job.findUniqueOrThrow({ where: { id: job.id } })).status).toBe("cancelled");
+      expect(llm.refusals).toEqual([]);
+      await hub.settled();
+    });
+
+    it("goes on after a restart mid-job from the timeline alone, repeating nothing; a 429 waits for Retry-After", async () => {
+      const { conversationId, client } = await person();
+      await client.send(GUIDE.opening, "restart-1");
+      await agentSays(client, GUIDE.onIt);
+      const job = await runningJobOf(conversationId);
+      const starts = backend.starts.length;
+      client.close();
+      await hub.restart();
+
+      // The model answers 429 once, asking for a second: the turn waits that long, then the result is given.
+      const script = llm.script;
+      let refused = 0;
+      llm.script = (request: LlmRequest, index: number) => {
+        if (refused === 0) {
+          refused += 1;
+          return { error: { status: 429, retryAfterS: 1 } };
+        }
+        return script(request, index);
+      };
+      const before = llm.requests.length;
+      await backend.post(job.id, THERAPISTS);
+      await eventually(
+        async () =>
+          (await hub.db.message.findFirst({
+            where: { conversationId, role: "agent", text: { startsWith: "I have two" } },
+          })) ?? undefined,
+        "the result's reply after the 429",
+      );
+      llm.script = script;
+      expect(refused).toBe(1);
+      const answered = requestsSince(before).at(-1)!;
+      // Rebuilt from the timeline: the call, its placeholder, and the result once.
+      expect(answered.messages.filter((message) => message.role === "tool")).toHaveLength(1);
+      expect(completedNotices(answered)).toHaveLength(1);
+      expect(backend.starts.length).toBe(starts);
+      const metrics = await (await fetch(`${hub.url}/metrics`)).text();
+      expect(metrics).toMatch(
+        new RegExp(`hub_agent_model_requests_total\\{model="${provider}:${model}",outcome="429"\\} 1\\b`),
+      );
+      await hub.settled();
+    });
+
+    it("cuts a link the model made up after asking once more, and the timeline says what went and why", async () => {
+      const { conversationId, client } = await person();
+      const before = llm.requests.length;
+      await client.send(GUIDE.book, "book-1");
+      const reply = await eventually(
+        () => client.agentMessages().find((message) => message.text.startsWith("Of course")),
+        "the reply",
+      );
+      expect(reply.text).not.toContain(GUIDE.invented);
+      expect(reply.text).toBe("Of course: book with Ana at whenever you like.");
+      // Asked once more, told what it made up.
+      const retried = requestsSince(before).find((request) =>
+        request.messages.some((message) => message.role === "user" && message.text.includes(GUIDE.invented)),
+      );
+      expect(retried).toBeDefined();
+      const stored = await hub.db.message.findFirstOrThrow({ where: { conversationId, role: "agent" } });
+      expect(stored.data).toMatchObject({ safeguard: { removed: [{ kind: "link", text: GUIDE.invented }] } });
+      await hub.settled();
+    });
+  });
+}
