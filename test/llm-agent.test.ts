@@ -9,7 +9,7 @@ import { startFakeAnthropic } from "./support/fake-anthropic.js";
 import { startFakeOpenAI } from "./support/fake-openai.js";
 import { completedNotices, GUIDE, guideModel, THERAPISTS } from "./support/guide-model.js";
 import { eventually } from "./support/services.js";
-import { TestHub } from "./support/test-hub.js";
+import { CONSOLE_API_KEY, TestHub } from "./support/test-hub.js";
 import { startToolBackend, type ToolBackend } from "./support/tool-backend.js";
 import { matchTherapists } from "./support/tool-files.js";
 import { openSession, WidgetClient } from "./support/widget-client.js";
@@ -209,6 +209,49 @@ for (const { name, start, provider, model } of PROVIDERS) {
       const stored = await hub.db.message.findFirstOrThrow({ where: { conversationId, role: "agent" } });
       expect(stored.data).toMatchObject({ safeguard: { removed: [{ kind: "link", text: GUIDE.invented }] } });
       await hub.settled();
+    });
+
+    it("hands the conversation to the team: the person is told, the console shows it waiting, the agent stays quiet until hand-back", async () => {
+      const { conversationId, client } = await person();
+      await client.send(GUIDE.askForPerson, "handoff-1");
+      await agentSays(client, GUIDE.handedOff);
+      const asConsole = (method: string, route: string, body?: unknown) =>
+        hub.api(method, route, body, CONSOLE_API_KEY);
+      // Handed over once the reply has gone out.
+      const waiting = await eventually(async () => {
+        const conversation = (await asConsole("GET", `/v1/conversations/${conversationId}/timeline`)).body.conversation;
+        return conversation.control === "human" ? conversation : undefined;
+      }, "the hand-off");
+      expect(waiting).toMatchObject({
+        control: "human",
+        humanAgent: null,
+        handoff: { at: expect.any(String), reason: "The person asked to talk to a person" },
+      });
+      // The agent stays quiet: the person's next message asks the model nothing.
+      await hub.settled();
+      const quiet = llm.requests.length;
+      await client.send("hello? anyone?", "handoff-2");
+      await hub.settled();
+      expect(llm.requests.length).toBe(quiet);
+      // Anyone on the team may take it; after the hand-back the agent answers again.
+      const marta = { id: "marta", name: "Marta" };
+      expect((await asConsole("POST", `/v1/conversations/${conversationId}/takeover`, { agent: marta })).status).toBe(
+        200,
+      );
+      await asConsole("POST", `/v1/conversations/${conversationId}/human-messages`, {
+        text: "Hi, Marta here.",
+        agent: marta,
+      });
+      expect((await asConsole("POST", `/v1/conversations/${conversationId}/handback`)).status).toBe(200);
+      await agentSays(client, GUIDE.back);
+      const back = (await asConsole("GET", `/v1/conversations/${conversationId}/timeline`)).body.conversation;
+      expect(back).toMatchObject({ control: "agent", handoff: null });
+      // The team's reply is in what the model was sent, as the team's.
+      const last = llm.requests.at(-1)!;
+      expect(
+        last.messages.some((message) => message.role === "assistant" && message.text.includes("Hi, Marta here.")),
+      ).toBe(true);
+      expect(llm.refusals).toEqual([]);
     });
   });
 }

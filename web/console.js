@@ -311,6 +311,13 @@
   function controlBadge(conversation) {
     if (conversation.control !== "human") return chip("Agent", "agent", "The AI agent answers");
     const holder = conversation.humanAgent;
+    // The agent handed it to the team and nobody has taken it yet: waiting, with the agent's reason.
+    if (!holder && conversation.handoff)
+      return chip(
+        "Waiting for the team",
+        "waiting",
+        `The agent asked for a person: ${conversation.handoff.reason || ""}`,
+      );
     const mine = holder && holder.id === state.agent.id;
     const label = mine ? "You" : `Human${holder ? `: ${holder.name}` : ""}`;
     return chip(label, "human", holder ? `Taken over by ${holder.name} (${holder.id})` : "Taken over");
@@ -460,7 +467,9 @@
     ui.replyInput.placeholder = mine
       ? "Reply to the person (Enter sends, Shift+Enter for a new line)"
       : human
-        ? "Someone else has this conversation"
+        ? conversation && !conversation.humanAgent
+          ? "Take over to reply to the person…"
+          : "Someone else has this conversation"
         : "Take over to reply to the person…";
     if (!conversation) {
       ui.controlState.textContent = "";
@@ -471,7 +480,9 @@
       ? "The agent has this conversation"
       : mine
         ? "You have this conversation"
-        : `${holder ? `${holder.name} (${holder.id})` : "A human"} has this conversation`;
+        : !holder && conversation.handoff
+          ? `Waiting for the team — the agent asked for a person: ${conversation.handoff.reason || "no reason given"}`
+          : `${holder ? `${holder.name} (${holder.id})` : "A human"} has this conversation`;
     ui.controlState.setAttribute("data-control", mine ? "mine" : human ? "human" : "agent");
   }
 

@@ -20,13 +20,15 @@ export interface ConversationView {
   lastInboundAt: string | null;
   /** When the agent or a human closed it; null while open (the person's next message reopens it). */
   closedAt: string | null;
+  /** The LLM agent handed the conversation to the team (waiting for a person until a hand-back). */
+  handoff: { at: string; reason: string | null } | null;
   createdAt: string;
 }
 
 type AnyConversation = Pick<
   Conversation,
   "id" | "channel" | "account" | "contact" | "name" | "control" | "lastInboundAt" | "closedAt" | "createdAt"
-> & { humanAgent: unknown };
+> & { humanAgent: unknown } & Partial<Pick<Conversation, "handoffAt" | "handoffReason">>;
 
 export function conversationView(conversation: AnyConversation, now: Date): ConversationView {
   return {
@@ -40,6 +42,9 @@ export function conversationView(conversation: AnyConversation, now: Date): Conv
     window: windowOf(conversation.channel, conversation.lastInboundAt, now),
     lastInboundAt: conversation.lastInboundAt?.toISOString() ?? null,
     closedAt: conversation.closedAt?.toISOString() ?? null,
+    handoff: conversation.handoffAt
+      ? { at: conversation.handoffAt.toISOString(), reason: conversation.handoffReason ?? null }
+      : null,
     createdAt: conversation.createdAt.toISOString(),
   };
 }

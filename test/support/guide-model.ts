@@ -15,6 +15,9 @@ export const GUIDE = {
   calledOff: "Done: I've called the search off.",
   book: "can I book with Ana?",
   invented: "https://book.example.com/ana-rojas",
+  askForPerson: "I'd rather talk to a person",
+  handedOff: "I've asked a colleague to take over; they will write to you here.",
+  back: "I'm back. Is there anything else I can help with?",
 } as const;
 
 export const THERAPISTS = {
@@ -55,6 +58,7 @@ export function guideModel(): LlmScript {
     if (last?.role === "tool") {
       if (last.content.includes('"status":"running"')) return { text: GUIDE.onIt };
       if (last.content.includes('"cancelled"')) return { text: GUIDE.calledOff };
+      if (last.content.includes('"handed_off"')) return { text: GUIDE.handedOff };
       return { text: "Done." };
     }
     const text = last?.role === "user" ? last.text : "";
@@ -82,8 +86,11 @@ export function guideModel(): LlmScript {
         ? { toolCalls: [{ name: "cancel-tool-call", args: { tool_call_id: callId } }] }
         : { text: "Nothing is running." };
     }
-    if (text.includes(GUIDE.book) || text.includes("(From the hub, not the person.)"))
+    if (text.includes(GUIDE.book) || text.includes("Write the reply again"))
       return { text: `Of course: book with Ana at ${GUIDE.invented} whenever you like.` };
+    if (text.includes(GUIDE.askForPerson))
+      return { toolCalls: [{ name: "hand-off-to-human", args: { reason: "The person asked to talk to a person" } }] };
+    if (text.includes("has handed it back to you")) return { text: GUIDE.back };
     if (text.includes(GUIDE.opening))
       return { toolCalls: [{ name: "match_therapists", args: { reason: "anxiety", area: "Ñuñoa" } }] };
     return { text: "How can I help?" };

@@ -19,6 +19,9 @@ import { describeClaims, inventedClaims, sourcesOf, withoutClaims, type Claim } 
 import { timelineEntries } from "./timeline-entries.js";
 import { buildTranscript, placeholder, type TranscriptEntry } from "./transcript.js";
 
+export const HANDED_BACK =
+  "(From the hub, not the person.) A person on the team had this conversation and has handed it back to you.";
+
 type ToolOutput = { type: "json"; value: never } | { type: "error-text"; value: string };
 
 /** The model refused, failed or could not be reached: the turn fails and is retried, after Retry-After if given. */
@@ -168,6 +171,9 @@ export function llmAgent(config: LlmConfig, getCtx: () => HubContext): AgentPort
         });
 
       const messages = buildTranscript(entries, { contextChars: config.contextChars });
+      // A hand-back has no words of its own in the timeline: the model is told, for this turn.
+      if (request.inputs.some((input) => input.type === "handback"))
+        messages.push({ role: "user", content: HANDED_BACK });
       const seen: { results: unknown[]; handoff?: string } = { results: [] };
       const texts: string[] = [];
       for (let step = 1; step <= config.maxSteps; step++) {
