@@ -11,7 +11,7 @@ import { completedNotices, GUIDE, guideModel, THERAPISTS } from "./support/guide
 import { eventually } from "./support/services.js";
 import { CONSOLE_API_KEY, TestHub } from "./support/test-hub.js";
 import { startToolBackend, type ToolBackend } from "./support/tool-backend.js";
-import { matchTherapists } from "./support/tool-files.js";
+import { checkStock, matchTherapists } from "./support/tool-files.js";
 import { openSession, WidgetClient } from "./support/widget-client.js";
 
 const PROVIDERS = [
@@ -31,7 +31,7 @@ for (const { name, start, provider, model } of PROVIDERS) {
       llm = await start(guideModel());
       const prefix = provider === "openai" ? "OPENAI" : "ANTHROPIC";
       hub = await TestHub.start({
-        tools: { match_therapists: matchTherapists },
+        tools: { match_therapists: matchTherapists, check_stock: checkStock },
         env: {
           AGENT_MODEL: `${provider}:${model}`,
           [`${prefix}_API_KEY`]: llm.apiKey,
@@ -251,6 +251,35 @@ for (const { name, start, provider, model } of PROVIDERS) {
       expect(
         last.messages.some((message) => message.role === "assistant" && message.text.includes("Hi, Marta here.")),
       ).toBe(true);
+      expect(llm.refusals).toEqual([]);
+    });
+
+    it("answers a sync tool within the turn, and gives arguments that fail the schema back as that call's error", async () => {
+      const { conversationId, client } = await person();
+      backend.startMode = { kind: "immediate", body: { available: 3 } };
+      try {
+        const before = llm.requests.length;
+        await client.send(GUIDE.stock, "sync-1");
+        await agentSays(client, "Yes: 3 in stock.");
+        // One turn, two model calls: the call, then its answer as the tool message.
+        const [call, answer] = requestsSince(before);
+        expect(call!.messages.at(-1)).toMatchObject({ role: "user", text: GUIDE.stock });
+        expect(answer!.messages.at(-1)).toMatchObject({ role: "tool" });
+        expect(JSON.parse((answer!.messages.at(-1) as { content: string }).content)).toEqual({
+          data: { available: 3 },
+        });
+      } finally {
+        backend.startMode = { kind: "accept" };
+      }
+      const starts = backend.starts.length;
+      await client.send(GUIDE.vague, "schema-1");
+      await agentSays(client, GUIDE.askArea);
+      const refusal = llm.requests.at(-1)!.messages.at(-1) as { role: string; content: string };
+      expect(refusal.role).toBe("tool");
+      expect(refusal.content).toContain("arguments.area");
+      // Nothing started, nothing recorded as a job.
+      expect(backend.starts.length).toBe(starts);
+      expect(await hub.db.job.count({ where: { conversationId } })).toBe(0);
       expect(llm.refusals).toEqual([]);
     });
   });

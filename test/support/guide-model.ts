@@ -16,6 +16,9 @@ export const GUIDE = {
   book: "can I book with Ana?",
   invented: "https://book.example.com/ana-rojas",
   askForPerson: "I'd rather talk to a person",
+  stock: "is the SKU A-1 in stock?",
+  vague: "find me someone for stress",
+  askArea: "Which area do you live in?",
   handedOff: "I've asked a colleague to take over; they will write to you here.",
   back: "I'm back. Is there anything else I can help with?",
 } as const;
@@ -59,6 +62,9 @@ export function guideModel(): LlmScript {
       if (last.content.includes('"status":"running"')) return { text: GUIDE.onIt };
       if (last.content.includes('"cancelled"')) return { text: GUIDE.calledOff };
       if (last.content.includes('"handed_off"')) return { text: GUIDE.handedOff };
+      if (last.content.includes("do not fit")) return { text: GUIDE.askArea };
+      const stock = /"available":(\d+)/.exec(last.content);
+      if (stock) return { text: `Yes: ${stock[1]} in stock.` };
       return { text: "Done." };
     }
     const text = last?.role === "user" ? last.text : "";
@@ -88,6 +94,8 @@ export function guideModel(): LlmScript {
     }
     if (text.includes(GUIDE.book) || text.includes("Write the reply again"))
       return { text: `Of course: book with Ana at ${GUIDE.invented} whenever you like.` };
+    if (text.includes(GUIDE.stock)) return { toolCalls: [{ name: "check_stock", args: { sku: "A-1" } }] };
+    if (text.includes(GUIDE.vague)) return { toolCalls: [{ name: "match_therapists", args: { reason: "stress" } }] };
     if (text.includes(GUIDE.askForPerson))
       return { toolCalls: [{ name: "hand-off-to-human", args: { reason: "The person asked to talk to a person" } }] };
     if (text.includes("has handed it back to you")) return { text: GUIDE.back };
