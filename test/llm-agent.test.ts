@@ -133,6 +133,17 @@ for (const { name, start, provider, model } of PROVIDERS) {
       expect(completedNotices(questionRequest)).toHaveLength(1);
       expect(backend.starts.length - startsBefore).toBe(1);
       expect(llm.refusals).toEqual([]);
+      // Every model call is logged, without the key.
+      const calls = hub.logs.filter((line) => line.includes('"msg":"model call"') && line.includes(conversationId));
+      expect(calls.length).toBe(llm.requests.length - first);
+      expect(JSON.parse(calls[0]!)).toMatchObject({
+        model: `${provider}:${model}`,
+        turn: expect.any(String),
+        tokens_in: expect.any(Number),
+        tokens_out: expect.any(Number),
+        latency_ms: expect.any(Number),
+      });
+      expect(hub.logs.join("")).not.toContain(llm.apiKey);
       await hub.settled();
     });
 

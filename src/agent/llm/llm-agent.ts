@@ -5,6 +5,7 @@
 // call is answered with a placeholder and its outcome comes in a later turn, once. At most AGENT_MAX_STEPS model
 // calls a turn; a reply that states a link, address, phone number or amount found nowhere is asked for again,
 // then cut (safeguard.ts). A model that refuses, fails or times out fails the turn, which the hub retries.
+import { randomUUID } from "node:crypto";
 import { APICallError, generateText, jsonSchema, tool, type ModelMessage, type Tool as SdkTool } from "ai";
 import type { LlmConfig } from "../../config.js";
 import type { HubContext } from "../../context.js";
@@ -51,10 +52,22 @@ export function llmAgent(config: LlmConfig, getCtx: () => HubContext): AgentPort
   async function complete(
     ctx: HubContext,
     request: TurnRequest,
-    turn: { system: string; messages: ModelMessage[]; tools: Record<string, SdkTool>; lastStep: boolean },
+    turn: {
+      id: string;
+      step: number;
+      system: string;
+      messages: ModelMessage[];
+      tools: Record<string, SdkTool>;
+      lastStep: boolean;
+    },
   ) {
     const started = performance.now();
-    const log = ctx.log.child({ conversation_id: request.conversation.id, model: label });
+    const log = ctx.log.child({
+      conversation_id: request.conversation.id,
+      turn: turn.id,
+      step: turn.step,
+      model: label,
+    });
     try {
       const result = await generateText({
         model,
@@ -170,6 +183,7 @@ export function llmAgent(config: LlmConfig, getCtx: () => HubContext): AgentPort
           inputSchema: jsonSchema(builtIn.parameters as never),
         });
 
+      const turnId = randomUUID();
       const messages = buildTranscript(entries, { contextChars: config.contextChars });
       // A hand-back has no words of its own in the timeline: the model is told, for this turn.
       if (request.inputs.some((input) => input.type === "handback"))
@@ -177,7 +191,14 @@ export function llmAgent(config: LlmConfig, getCtx: () => HubContext): AgentPort
       const seen: { results: unknown[]; handoff?: string } = { results: [] };
       const texts: string[] = [];
       for (let step = 1; step <= config.maxSteps; step++) {
-        const result = await complete(ctx, request, { system, messages, tools, lastStep: step === config.maxSteps });
+        const result = await complete(ctx, request, {
+          id: turnId,
+          step,
+          system,
+          messages,
+          tools,
+          lastStep: step === config.maxSteps,
+        });
         if (result.text.trim()) texts.push(result.text.trim());
         if (result.toolCalls.length === 0) break;
         messages.push(...result.response.messages);
@@ -189,6 +210,14 @@ export function llmAgent(config: LlmConfig, getCtx: () => HubContext): AgentPort
         messages.push({ role: "tool", content: parts });
       }
       let reply = texts.join("\n\n");
+      // The person asked something and the model said nothing and did nothing: an unusable answer, tried again.
+      if (
+        !reply &&
+        !seen.handoff &&
+        seen.results.length === 0 &&
+        request.inputs.some((input) => input.type === "user_message")
+      )
+        throw new ModelUnavailableError("the model answered the person with nothing", undefined);
       const data: Record<string, unknown> = {};
       if (reply) {
         const sources = sourcesOf([config.instructions, ...sourceTexts(entries), ...seen.results.map(textOf)]);
@@ -196,6 +225,8 @@ export function llmAgent(config: LlmConfig, getCtx: () => HubContext): AgentPort
         if (invented.length > 0) {
           // Once more, told what it made up; what it still states from nowhere is cut out.
           const again = await complete(ctx, request, {
+            id: turnId,
+            step: config.maxSteps + 1,
             system,
             messages: [
               ...messages,
