@@ -20,7 +20,12 @@ export const conversationView = z.object({
   id: z.uuid(),
   channel: z.enum(CHANNELS),
   account: z.string().describe("Meta channels: the hub's number, account or page the person writes to"),
-  contact: z.string().describe("visitor id, WhatsApp wa_id or business-scoped id, Instagram/Messenger id"),
+  contact: z
+    .string()
+    .describe(
+      "widget: a label of the visitor id (anon-…, never the id) or the identifier an integrator verified; " +
+        "WhatsApp wa_id or business-scoped id; Instagram/Messenger id",
+    ),
   name: z.string().nullable(),
   control: z.enum(["agent", "human"]),
   humanAgent: z.unknown().describe("who has taken over ({id, name}), while control is human"),
@@ -32,6 +37,10 @@ export const conversationView = z.object({
   closedAt: isoTime
     .nullable()
     .describe("when the agent or a human closed it; null while open (the person writing again reopens it)"),
+  handoff: z
+    .object({ at: isoTime, reason: z.string().nullable() })
+    .nullable()
+    .describe("the LLM agent handed the conversation to the team (hand-off-to-human): waiting for a person"),
   createdAt: isoTime,
 });
 
