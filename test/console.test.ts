@@ -305,6 +305,7 @@ describe("the human-agent console", () => {
       window: { open: false, closesAt: expect.any(String) },
       lastInboundAt: expect.any(String),
       closedAt: null,
+      handoff: null,
       createdAt: expect.any(String),
       held: 1,
       // Timeline entries are counted: the result and the reply that answers it both wait.
