@@ -10,7 +10,8 @@ import { startFakeOpenAI } from "./support/fake-openai.js";
 import { completedNotices, GUIDE, guideModel, THERAPISTS } from "./support/guide-model.js";
 import { eventually } from "./support/services.js";
 import { CONSOLE_API_KEY, TestHub } from "./support/test-hub.js";
-import { startToolBackend, type ToolBackend } from "./support/tool-backend.js";
+import { spawnHub, startHubProcess } from "./support/hub-process.js";
+import { startToolBackend, TOOL_KEY, type ToolBackend } from "./support/tool-backend.js";
 import { checkStock, matchTherapists } from "./support/tool-files.js";
 import { openSession, WidgetClient } from "./support/widget-client.js";
 
@@ -292,6 +293,67 @@ for (const { name, start, provider, model } of PROVIDERS) {
       expect(backend.starts.length).toBe(starts);
       expect(await hub.db.job.count({ where: { conversationId } })).toBe(0);
       expect(llm.refusals).toEqual([]);
+    });
+
+    it("goes on after the hub is killed (kill -9) while the job runs: rebuilt from the timeline, nothing repeated", async () => {
+      const prefix = provider === "openai" ? "OPENAI" : "ANTHROPIC";
+      const first = await startHubProcess({
+        tools: { match_therapists: matchTherapists },
+        env: {
+          AGENT_MODEL: `${provider}:${model}`,
+          [`${prefix}_API_KEY`]: llm.apiKey,
+          [`${prefix}_BASE_URL`]: llm.url,
+          CLINIC_API: backend.url,
+          CLINIC_API_KEY: TOOL_KEY,
+        },
+      });
+      let second: ReturnType<typeof spawnHub> | undefined;
+      try {
+        const session = await openSession(first.url);
+        const client = await WidgetClient.connect(first.url, { token: session.token });
+        await client.send(GUIDE.opening, "killed-1");
+        await eventually(
+          () => client.agentMessages().find((message) => message.text === GUIDE.onIt),
+          "the model's on it",
+        );
+        const jobs = (await first.api("GET", `/v1/conversations/${session.conversationId}/jobs`)).body.jobs as {
+          id: string;
+        }[];
+        expect(jobs).toHaveLength(1);
+        const starts = backend.starts.length;
+        client.close();
+        first.child.kill("SIGKILL");
+        await first.exited;
+
+        second = spawnHub(first.env);
+        await second.waitFor("chat-delivery-hub is running");
+        const before = llm.requests.length;
+        await backend.post(jobs[0]!.id, THERAPISTS);
+        const back = await openSession(first.url, { visitorId: session.visitorId });
+        const reader = await WidgetClient.connect(first.url, { token: back.token });
+        try {
+          await eventually(
+            () =>
+              [...reader.history.flat(), ...reader.messages].find((message) =>
+                message.text.startsWith("I have two for you."),
+              ),
+            "the result's reply after the restart",
+          );
+        } finally {
+          reader.close();
+        }
+        const answered = requestsSince(before).at(-1)!;
+        expect(answered.messages.filter((message) => message.role === "tool")).toHaveLength(1);
+        expect(completedNotices(answered)).toHaveLength(1);
+        expect(
+          answered.messages.filter((message) => message.role === "user" && message.text === GUIDE.opening),
+        ).toHaveLength(1);
+        expect(backend.starts.length).toBe(starts);
+        expect(llm.refusals).toEqual([]);
+      } finally {
+        await second?.stop();
+        await first.dispose();
+      }
     });
   });
 }
