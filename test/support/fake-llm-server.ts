@@ -32,6 +32,7 @@ export async function startFakeLlm(api: LlmApi, script: LlmScript, apiKey: strin
     url: "",
     apiKey,
     requests: [],
+    handlingMs: [],
     refusals: [],
     script,
     stop: async () => {
@@ -40,7 +41,8 @@ export async function startFakeLlm(api: LlmApi, script: LlmScript, apiKey: strin
     },
   };
 
-  const respond = async (req: IncomingMessage): Promise<Reply> => {
+  // The index in `requests` of the request being answered, when it passed validation.
+  const respond = async (req: IncomingMessage, answered: { index?: number }): Promise<Reply> => {
     const path = (req.url ?? "/").split("?")[0] ?? "/";
     if (req.method !== "POST" || path !== api.path) return refuse(api.notFound(req.method ?? "GET", path));
     // Like the real APIs: a bad key is refused whatever the body holds.
@@ -56,6 +58,7 @@ export async function startFakeLlm(api: LlmApi, script: LlmScript, apiKey: strin
     if (!parsed.ok) return refuse(parsed.reply);
     const index = fake.requests.length;
     fake.requests.push(parsed.request);
+    answered.index = index;
     let answer: LlmAnswer;
     try {
       answer = await fake.script(parsed.request, index);
@@ -72,10 +75,13 @@ export async function startFakeLlm(api: LlmApi, script: LlmScript, apiKey: strin
   };
 
   const server = createServer((req, res) => {
-    void respond(req).then(
+    const arrived = performance.now();
+    const answered: { index?: number } = {};
+    void respond(req, answered).then(
       (reply) => {
         res.writeHead(reply.status, { "content-type": "application/json", ...reply.headers });
         res.end(JSON.stringify(reply.body));
+        if (answered.index !== undefined) fake.handlingMs[answered.index] = performance.now() - arrived;
       },
       () => res.destroy(),
     );

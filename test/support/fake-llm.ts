@@ -40,6 +40,11 @@ export interface FakeLlm {
   apiKey: string;
   /** Every request that passed validation and was answered from the script. */
   requests: LlmRequest[];
+  /**
+   * For each entry of `requests`, at the same index: milliseconds from the request's arrival to the last byte
+   * of its answer handed to the socket (what the stand-in itself spent, the script included).
+   */
+  handlingMs: number[];
   /** Every request it refused (validation, auth, unknown path), with the error body it sent. */
   refusals: { status: number; body: unknown }[];
   /** Settable: tests replace it between steps. */
