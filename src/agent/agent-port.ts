@@ -122,6 +122,8 @@ export interface AgentPort {
    * take long enough to show the person that a reply is coming. The built-in composer is neither.
    */
   readonly remote: boolean;
+  /** False for an agent that reads the conversation itself (the LLM agent): the turn then reads no history. */
+  readonly wantsHistory?: false;
   runTurn(request: TurnRequest): Promise<TurnReply>;
 }
 

@@ -136,7 +136,7 @@ export function turnSchedule(
   const enqueue = (conversationId: string) => queue.add("turn", { conversationId }, TURN_JOB);
   /** conversation → its holder id, for every turn this process holds. */
   const holders = new Map<string, string>();
-  /** Resolved when a conversation's turns here are done (for a taken hand-off). */
+  /** Per holder: resolved when its turns here are done (for a taken hand-off). */
   const finished = new Map<string, () => void>();
   /** Held turns waiting for a slot, with the attempt they are at. */
   const waiting: { conversationId: string; attempt: number }[] = [];
@@ -154,10 +154,15 @@ export function turnSchedule(
   }, RENEW_MS);
   renewal.unref();
 
-  function release(conversationId: string): void {
-    holders.delete(conversationId);
-    finished.get(conversationId)?.();
-    finished.delete(conversationId);
+  /**
+   * The holder's turns here are done. Only its own entry goes: the moment its END lets the schedule go, a new
+   * request may start another holder for the conversation, whose entry (and lease renewal) must stay — deleting it
+   * left that turn unrun until its lease ran out and the sweep asked again (10–15 s, seen under load).
+   */
+  function release(conversationId: string, holder: string): void {
+    if (holders.get(conversationId) === holder) holders.delete(conversationId);
+    finished.get(holder)?.();
+    finished.delete(holder);
   }
 
   function start(conversationId: string, holder: string): void {
@@ -189,7 +194,7 @@ export function turnSchedule(
         options.onFailure(conversationId, error, attempt);
         if (attempt >= options.attempts || stopped) {
           // Let the schedule go: the inputs stay committed, and the sweep asks again later.
-          release(conversationId);
+          release(conversationId, holder);
           await redis.eval(END, 1, keyOf(conversationId), holder, String(LEASE_MS)).catch(() => "lost");
           await redis.del(keyOf(conversationId)).catch(() => 0);
           return;
@@ -208,7 +213,7 @@ export function turnSchedule(
       }
       const ended = await redis.eval(END, 1, keyOf(conversationId), holder, String(LEASE_MS)).catch(() => "lost");
       if (ended !== "again") {
-        release(conversationId);
+        release(conversationId, holder);
         return;
       }
       attempt = 1;
@@ -245,7 +250,7 @@ export function turnSchedule(
     async take(conversationId) {
       const holder = randomUUID();
       if ((await redis.eval(TAKE, 1, keyOf(conversationId), holder, String(LEASE_MS))) !== "run") return false;
-      const done = new Promise<void>((resolve) => finished.set(conversationId, resolve));
+      const done = new Promise<void>((resolve) => finished.set(holder, resolve));
       start(conversationId, holder);
       await done;
       return true;

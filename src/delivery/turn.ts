@@ -16,7 +16,9 @@ import type { ConversationRow, TurnInputRow } from "./rows.js";
 import { readTurnSnapshot, type TurnSnapshot } from "./turn-snapshot.js";
 
 export async function runTurn(ctx: HubContext, conversationId: string): Promise<void> {
-  const snapshot = await readTurnSnapshot(ctx.sql, conversationId, { history: ctx.agent.remote });
+  const snapshot = await readTurnSnapshot(ctx.sql, conversationId, {
+    history: ctx.agent.remote && ctx.agent.wantsHistory !== false,
+  });
   if (!snapshot) return;
   let conversation = snapshot.conversation;
   for (const message of snapshot.outgoing) await deliver(ctx, conversation, message);

@@ -158,7 +158,9 @@ export function llmAgent(config: LlmConfig, getCtx: () => HubContext): AgentPort
   }
 
   return {
+    // A model takes long enough for the typing indicator; the transcript is read here, not from the turn's history.
     remote: true,
+    wantsHistory: false,
     async runTurn(request: TurnRequest): Promise<TurnReply> {
       const ctx = getCtx();
       const conversationId = request.conversation.id;
