@@ -71,7 +71,7 @@ function startUpFailure(error: unknown, toolsDir: string | undefined): StartUpEr
   if (error instanceof ConfigError)
     return new StartUpError(
       `the configuration has ${error.problems.length} problem(s):`,
-      "set these variables in the environment and start again (README: Configuration)",
+      "set these variables in the environment and start again (docs/operations.md: Configuration)",
       error.problems,
     );
   if (error instanceof ToolFileError)

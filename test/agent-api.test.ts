@@ -1,5 +1,5 @@
-// The agent-runtime API's promises that no protocol scenario covers (README "The agent-runtime API" and
-// "The backend's side"): reading a conversation and its timeline page by page, posting an agent message,
+// The agent-runtime API's promises that no protocol scenario covers (docs/agent-runtime.md "The agent-runtime API"
+// and docs/tool-backends.md "The backend's side"): reading a conversation and its timeline page by page, posting an agent message,
 // listing tools, progress after a result, the callback token's lifetime, and failure notices that reach
 // the person.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -1,4 +1,4 @@
-// One hub, several Meta accounts (README "Meta webhooks"): two WhatsApp numbers, two Instagram accounts
+// One hub, several Meta accounts (docs/operations.md "Meta webhooks"): two WhatsApp numbers, two Instagram accounts
 // and a Facebook page, each with its own token, declared in META_ACCOUNTS. Replies leave from the account
 // the person wrote to; a WhatsApp person is one conversation whether Meta names them by number or BSUID;
 // edits, deletions and reactions change the message they name; long replies are split, in order.

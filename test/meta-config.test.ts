@@ -1,4 +1,4 @@
-// Declaring Meta accounts (README "Configuration"): one per channel with the single variables, several in
+// Declaring Meta accounts (docs/operations.md "Configuration"): one per channel with the single variables, several in
 // META_ACCOUNTS, both together; a mistake stops the hub with the variable and the field named. How long
 // webhook deliveries are kept.
 import { mkdtempSync } from "node:fs";

@@ -1,4 +1,4 @@
-// Every kind of inbound Meta event has one outcome (README "Meta webhooks", the inbound table): the
+// Every kind of inbound Meta event has one outcome (docs/operations.md "Meta webhooks", the inbound table): the
 // parsers are pure, so the table is checked here kind by kind; test/real-webhooks-replay.test.ts replays
 // real deliveries through the running hub.
 import { describe, expect, it } from "vitest";

@@ -1,5 +1,5 @@
 // Past CALLBACK_BACKLOG_LIMIT conversations waiting for a turn, a result is refused with 503 `overloaded`
-// and a Retry-After (README "Running it safely"): the backend keeps it and retries, so nothing is lost;
+// and a Retry-After (docs/operations.md "Running it safely"): the backend keeps it and retries, so nothing is lost;
 // once the turns have run, the same result is accepted and delivered once.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AGENT_SECRET, AgentRuntime } from "./support/agent-runtime.js";

@@ -1,6 +1,6 @@
 // 117 real webhook bodies from other projects (WhatsApp, Instagram, Messenger), adapted as their SOURCES.md
 // says, signed, posted to the running hub, then posted all again (Meta's retries), then once more batched.
-// For each file, the outcome the README's inbound table promises: the person's messages recorded once and
+// For each file, the outcome the inbound table of docs/operations.md promises: the person's messages recorded once and
 // answered once, edits and deletions applied to the message they name, statuses on the right message,
 // echoes and standby messages recorded but never answered, other accounts' deliveries acknowledged and
 // left alone, Messenger answered — and every delivery answered 200.

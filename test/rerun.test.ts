@@ -1,4 +1,4 @@
-// Running a lost job again (README "Running a lost job again"): a tool file's `async.rerun: {times}` makes the
+// Running a lost job again (docs/tool-backends.md "Running a lost job again"): a tool file's `async.rerun: {times}` makes the
 // hub start a job whose timeout passed without a result once more — same arguments and toolCallId, a new job
 // id and callback URL — and deliver its result like any late result; a cancelled job never runs again.
 import { spawnSync } from "node:child_process";

@@ -1,4 +1,4 @@
-// Stale results (README "Stale results and closing a conversation"): a result still not given `deliver_within`
+// Stale results (docs/tool-backends.md "Stale results and closing a conversation"): a result still not given `deliver_within`
 // after it arrived — held through a takeover, waiting for a WhatsApp person who did not come back — expires
 // instead of being given as fresh, and the agent gets `tool_expired` in its place; so does a result that comes
 // to a closed conversation, given when the person writes again. The hub's clock is moved, never waited for.

@@ -115,7 +115,7 @@ describe("starting the hub", () => {
         `  HUB_API_KEY: must be set when NODE_ENV=production (${needed})`,
         `  CONSOLE_API_KEY: must be set when NODE_ENV=production (${needed})`,
         `  CALLBACK_SECRET: must be set when NODE_ENV=production (${needed})`,
-        "  hint: set these variables in the environment and start again (README: Configuration)",
+        "  hint: set these variables in the environment and start again (docs/operations.md: Configuration)",
         "",
       ].join("\n"),
     );

@@ -1,5 +1,5 @@
 // Long replies are split where a reader would pause, never over the channel's limit, never inside a
-// character, and nothing is lost (README "Delivery").
+// character, and nothing is lost (docs/architecture.md "Delivery").
 import { describe, expect, it } from "vitest";
 import { splitForChannel, splitText } from "../src/delivery/text-limits.js";
 

@@ -1,5 +1,5 @@
 // What one Meta webhook event means to the hub, whatever channel it came on. Every event the parsers
-// meet gets exactly one of these outcomes (README "Meta webhooks" lists them by event kind):
+// meet gets exactly one of these outcomes (docs/operations.md "Meta webhooks" lists them by event kind):
 //   message   the person said something: recorded, and the agent answers it (a turn)
 //   record    recorded in the timeline, never answered (echoes, standby messages, referrals, system notices)
 //   edit      changes the text of an earlier message (the old text kept)
