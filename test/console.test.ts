@@ -1,4 +1,4 @@
-// The human-agent console's rules (SPEC §7): listing and reading conversations, replying within each
+// The human-agent console's rules (docs/console.md): listing and reading conversations, replying within each
 // channel's rules, the live /console namespace, and a takeover that lands while a turn is running.
 import { io, type Socket } from "socket.io-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -1,4 +1,4 @@
-// Timeouts, cancels, cancel-request retries, restarts and the outbox sweep (SPEC §2.4).
+// Timeouts, cancels, cancel-request retries, restarts and the outbox sweep (docs/tool-backends.md).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sweepOnce } from "../src/workers/sweeper.js";
 import { clearRedisPrefix, eventually } from "./support/services.js";

@@ -1,6 +1,6 @@
 // WhatsApp and Instagram end to end against a local fake of Meta's Graph API: windows (by the message's own
 // timestamp), templates, 131047 from either route, statuses, retries, throttling and permanent errors,
-// pacing, channel limits, channels that are off, and Meta's webhooks (SPEC §4, §5).
+// pacing, channel limits, channels that are off, and Meta's webhooks (docs/architecture.md, docs/operations.md).
 //
 // Counting what the person got is done once the hub has settled (nothing pending, queued, delayed or
 // unprocessed), never after a fixed pause: retries come later than any pause a test would pick.

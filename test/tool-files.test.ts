@@ -1,4 +1,4 @@
-// Tool files (SPEC §2.1): validation with file/key/reason, rendering requests, mapping answers.
+// Tool files (docs/tool-backends.md): validation with file/key/reason, rendering requests, mapping answers.
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

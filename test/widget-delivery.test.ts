@@ -1,5 +1,5 @@
 // Late results reaching the web/mobile widget: live, stored for history, joined into a waiting turn,
-// held during a takeover, and surviving an agent runtime outage (SPEC §3.1, §4, §6). The web clients here
+// held during a takeover, and surviving an agent runtime outage (docs/agent-runtime.md, docs/architecture.md, docs/widget-protocol.md). The web clients here
 // connect with web/widget.js's socket options (long-polling first, reconnection, an auth callback with the
 // newest message id); the mobile and forged-token clients are websocket-only.
 import { execFile } from "node:child_process";

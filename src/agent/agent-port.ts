@@ -1,4 +1,4 @@
-// The agent-turn port (SPEC §3.1): what the hub sends the agent runtime, and what it answers.
+// The agent-turn port (docs/agent-runtime.md, Agent turns): what the hub sends the agent runtime, and what it answers.
 import { z } from "zod";
 
 const jobRef = {

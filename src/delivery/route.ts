@@ -1,5 +1,5 @@
 // The routing core: for one item and one conversation, at the moment of sending, what to do and why.
-// Pure: no database, no clock of its own (SPEC §1 table, §4).
+// Pure: no database, no clock of its own (docs/architecture.md, Delivery).
 import { WINDOW_MS } from "./window.js";
 import { WIDGET_CHANNELS, type Channel } from "./channel-port.js";
 

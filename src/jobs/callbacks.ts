@@ -1,4 +1,4 @@
-// POST /callbacks/{token}: a backend's progress or result for one job (SPEC §2.3). The answer is given only
+// POST /callbacks/{token}: a backend's progress or result for one job (docs/tool-backends.md, the backend's side). The answer is given only
 // after the outcome, its timeline entry and its turn input are committed together — one statement — and
 // the conversation's turn is asked for.
 import { z } from "zod";

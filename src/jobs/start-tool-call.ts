@@ -1,4 +1,4 @@
-// Starting a tool call (SPEC §2.2, §2.4): validate, deduplicate, respect the per-conversation limit,
+// Starting a tool call (docs/tool-backends.md): validate, deduplicate, respect the per-conversation limit,
 // record the job, then call the backend with the job id and its signed callback URL.
 import { createHash } from "node:crypto";
 import canonicalize from "canonicalize";

@@ -1,4 +1,4 @@
-// The shape of a tools/*.yml file (SPEC §2.1), validated with zod so a problem names its key.
+// The shape of a tools/*.yml file (docs/tool-backends.md, Writing a tool file), validated with zod so a problem names its key.
 import { z } from "zod";
 import { parseDuration, parseSpan } from "./duration.js";
 import { jsonPathProblem } from "./json-path.js";

@@ -1,4 +1,4 @@
-// The backend-facing protocol (SPEC §2), run against whichever database the calling file picks.
+// The backend-facing protocol (docs/tool-backends.md), run against whichever database the calling file picks.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually } from "./services.js";
 import { postCallback, ToolBackend, startToolBackend } from "./tool-backend.js";

@@ -1,4 +1,4 @@
-// Meta's Graph API errors, reduced to what the router does about them (SPEC §4 delivery guarantees).
+// Meta's Graph API errors, reduced to what the router does about them (docs/operations.md, Meta webhooks).
 // A send is retried only after an answer that proves Meta did not accept it.
 
 export interface GraphError {

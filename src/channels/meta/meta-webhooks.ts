@@ -177,7 +177,7 @@ async function applyStatus(
   }
   // Accepted, then refused as outside the window: the conversation's next turn routes it again.
   if (applied.outcome === "resend") await requestTurn(ctx, applied.conversationId);
-  // Failed after Meta accepted it: counted like a send refused at once (SPEC §4: timeline and metrics).
+  // Failed after Meta accepted it: counted like a send refused at once (docs/architecture.md, Delivery: the timeline and the metrics).
   if (applied.outcome === "applied" && applied.failed) {
     ctx.metrics.sendFailures.inc({ channel: event.channel, code: String(event.errors[0]?.code ?? "unknown") });
   }

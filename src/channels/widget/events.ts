@@ -1,4 +1,4 @@
-// The widget protocol's events, one definition for the hub and every TypeScript client (SPEC §6).
+// The widget protocol's events, one definition for the hub and every TypeScript client (docs/widget-protocol.md).
 // Browser and mobile clients implement the same events; see docs/widget-protocol.md.
 
 export type WidgetChannel = "web" | "ios" | "android" | "flutter";

@@ -1,4 +1,4 @@
-// The agent-runtime API (SPEC §3). Thin: validate, call one function, shape the answer.
+// The agent-runtime API (docs/agent-runtime.md). Thin: validate, call one function, shape the answer.
 import { Router } from "express";
 import { z } from "zod";
 import type { HubContext } from "../../context.js";
