@@ -127,5 +127,15 @@ export interface AgentPort {
   runTurn(request: TurnRequest): Promise<TurnReply>;
 }
 
-/** The agent runtime could not answer (down, 5xx, timeout, bad answer): the turn is retried. */
-export class AgentUnavailableError extends Error {}
+/**
+ * The agent could not answer (down, 5xx, timeout, bad answer): the turn is retried, never sooner than
+ * `retryAfterMs` when the agent said how long to wait (a model's 429 with Retry-After).
+ */
+export class AgentUnavailableError extends Error {
+  constructor(
+    message: string,
+    readonly retryAfterMs?: number,
+  ) {
+    super(message);
+  }
+}

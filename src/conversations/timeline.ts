@@ -21,6 +21,13 @@ export interface MessageView {
   createdAt: string;
 }
 
+/** A human agent's reply: the name they gave the console (from the message's `data.agent`), when they gave one. */
+export function humanAgentName(data: unknown): string | undefined {
+  const agent = data && typeof data === "object" ? (data as { agent?: unknown }).agent : undefined;
+  const name = agent && typeof agent === "object" ? (agent as { name?: unknown }).name : undefined;
+  return typeof name === "string" && name.trim() ? name.trim() : undefined;
+}
+
 /** A message as Prisma or the delivery core reads it. */
 type AnyMessage = Pick<
   MessageRow,

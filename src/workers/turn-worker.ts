@@ -6,7 +6,7 @@
 import { DelayedError, Worker, type Job as QueueJob } from "bullmq";
 import type { Config } from "../config.js";
 import type { HubContext } from "../context.js";
-import { ModelUnavailableError } from "../agent/llm/llm-agent.js";
+import { AgentUnavailableError } from "../agent/agent-port.js";
 import { runTurn } from "../delivery/turn.js";
 import { LEASE_MS, type TurnData, type TurnRunnerOptions } from "../delivery/turn-schedule.js";
 import { SendDeferredError } from "../channels/meta/deferred.js";
@@ -22,8 +22,8 @@ export function turnRunner(config: Config, getCtx: () => HubContext): TurnRunner
     retryDelayMs: (attempt, error) =>
       Math.max(
         Math.min(60_000, config.turnRetryBaseMs * 2 ** Math.max(0, attempt - 1)),
-        // A model answering 429 says when to come back: never sooner (at most 10 minutes).
-        Math.min(600_000, (error instanceof ModelUnavailableError ? error.retryAfterMs : undefined) ?? 0),
+        // An agent that said when to come back (a model's 429 Retry-After): never sooner (at most 10 minutes).
+        Math.min(600_000, (error instanceof AgentUnavailableError ? error.retryAfterMs : undefined) ?? 0),
       ),
     async run(conversationId) {
       const ctx = getCtx();

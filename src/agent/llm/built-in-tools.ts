@@ -7,7 +7,7 @@ import type { SqlQuery } from "../../db/sql.js";
 import { HubError } from "../../errors.js";
 import { cancelJob } from "../../jobs/jobs.js";
 import { callIdOf } from "./timeline-entries.js";
-import { STATUS_TOOL } from "./transcript.js";
+import { JOB_STATUS_WORD, STATUS_TOOL } from "./transcript.js";
 
 export const LIST_TOOL = "list-running-tool-calls";
 export const CANCEL_TOOL = "cancel-tool-call";
@@ -74,14 +74,6 @@ interface JobRow {
   lastProgress: string | null;
 }
 
-const STATUS_WORD: Record<string, string> = {
-  running: "running",
-  succeeded: "completed",
-  failed: "failed",
-  timed_out: "timed out",
-  cancelled: "cancelled",
-};
-
 /** The conversation's job that a model's tool_call_id names (its own id, or `job_<id>` for a job it did not start). */
 async function jobOf(sql: SqlQuery, conversationId: string, callId: string): Promise<JobRow | undefined> {
   const jobId = /^job_([0-9a-f-]{36})$/.exec(callId)?.[1] ?? null;
@@ -108,7 +100,7 @@ export async function runBuiltInTool(
     case STATUS_TOOL: {
       const job = await jobOf(ctx.sql, conversationId, callId);
       if (!job) return { ok: true, content: { tool_call_id: callId, status: "unknown" } };
-      const status = STATUS_WORD[job.status] ?? job.status;
+      const status = JOB_STATUS_WORD[job.status] ?? job.status;
       return {
         ok: true,
         content: {

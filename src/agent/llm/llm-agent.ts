@@ -26,14 +26,7 @@ export const HANDED_BACK =
 type ToolOutput = { type: "json"; value: never } | { type: "error-text"; value: string };
 
 /** The model refused, failed or could not be reached: the turn fails and is retried, after Retry-After if given. */
-export class ModelUnavailableError extends AgentUnavailableError {
-  constructor(
-    message: string,
-    readonly retryAfterMs: number | undefined,
-  ) {
-    super(message);
-  }
-}
+export class ModelUnavailableError extends AgentUnavailableError {}
 
 function retryAfterOf(error: APICallError): number | undefined {
   const header = error.responseHeaders?.["retry-after"];

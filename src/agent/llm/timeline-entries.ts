@@ -2,8 +2,9 @@
 // the agent's words, every tool call with its answer or its job, and each job's outcome and notify-progress
 // where it came. One statement; the newest rows first, so a long conversation costs only what the budget keeps.
 import type { SqlQuery } from "../../db/sql.js";
+import { humanAgentName } from "../../conversations/timeline.js";
 import { noticeOf } from "../../delivery/agent-unavailable.js";
-import type { JobOutcome, TranscriptEntry } from "./transcript.js";
+import { JOB_STATUS_WORD, type JobOutcome, type TranscriptEntry } from "./transcript.js";
 
 /** Far more than any budget keeps, and a bound on what one turn reads. */
 const MAX_ROWS = 2000;
@@ -40,21 +41,10 @@ function outcomeOf(row: Row): { outcome: JobOutcome; content: unknown } {
       content: `${row.statusReason ?? "it came too late to be given"}; offer to run it again`,
     };
   if (row.rerunAs) return { outcome: "ran again", content: "it was lost and runs again from the start" };
-  switch (row.jobStatus) {
-    case "succeeded":
-      return { outcome: "completed", content: row.result };
-    case "timed_out":
-      return { outcome: "timed out", content: null };
-    case "cancelled":
-      return { outcome: "cancelled", content: null };
-    default:
-      return { outcome: "failed", content: row.error ?? row.text ?? "it failed" };
-  }
-}
-
-function humanName(data: unknown): string | null {
-  const agent = data && typeof data === "object" ? (data as { agent?: { name?: unknown } }).agent : undefined;
-  return typeof agent?.name === "string" && agent.name.trim() ? agent.name.trim() : null;
+  const outcome = JOB_STATUS_WORD[row.jobStatus ?? ""];
+  if (outcome === "completed") return { outcome, content: row.result };
+  if (outcome === "timed out" || outcome === "cancelled") return { outcome, content: null };
+  return { outcome: "failed", content: row.error ?? row.text ?? "it failed" };
 }
 
 export async function timelineEntries(sql: SqlQuery, conversationId: string): Promise<TranscriptEntry[]> {
@@ -89,7 +79,7 @@ export async function timelineEntries(sql: SqlQuery, conversationId: string): Pr
         if (!noticeOf(row.data)) entries.push({ kind: "agent", seq, text });
         break;
       case "human":
-        entries.push({ kind: "human", seq, text, name: humanName(row.data) });
+        entries.push({ kind: "human", seq, text, name: humanAgentName(row.data) ?? null });
         break;
       case "tool_call": {
         const call = (row.data ?? {}) as { tool?: string; arguments?: unknown };
@@ -100,29 +90,16 @@ export async function timelineEntries(sql: SqlQuery, conversationId: string): Pr
         // written with its answer in one statement: the answer is its tool message.
         const answeredAtOnce =
           next?.role === "tool_result" && (row.jobId ? next.jobId === row.jobId : next.jobId === null);
+        if (!answeredAtOnce && !row.jobId) break;
+        let answer: Extract<TranscriptEntry, { kind: "call" }>["answer"];
         if (answeredAtOnce) {
-          const answer = (next.data ?? {}) as { outcome?: string; result?: unknown };
-          const ok = row.jobId ? next.jobStatus === "succeeded" : answer.outcome !== "failed";
-          const content = row.jobId ? (ok ? next.result : next.error) : ok ? answer.result : next.text;
-          entries.push({
-            kind: "call",
-            seq,
-            callId,
-            tool,
-            args: call.arguments ?? {},
-            answer: { type: "answer", ok, content },
-          });
+          const stored = (next.data ?? {}) as { outcome?: string; result?: unknown };
+          const ok = row.jobId ? next.jobStatus === "succeeded" : stored.outcome !== "failed";
+          const content = row.jobId ? (ok ? next.result : next.error) : ok ? stored.result : next.text;
+          answer = { type: "answer", ok, content };
           i += 1;
-        } else if (row.jobId) {
-          entries.push({
-            kind: "call",
-            seq,
-            callId,
-            tool,
-            args: call.arguments ?? {},
-            answer: { type: "job", jobId: row.jobId, acceptMessage: row.acceptMessage },
-          });
-        }
+        } else answer = { type: "job", jobId: row.jobId!, acceptMessage: row.acceptMessage };
+        entries.push({ kind: "call", seq, callId, tool, args: call.arguments ?? {}, answer });
         break;
       }
       case "tool_result": {

@@ -12,6 +12,15 @@ import type { ModelMessage } from "ai";
 
 export type JobOutcome = "completed" | "failed" | "timed out" | "cancelled" | "expired" | "ran again";
 
+/** A job's status as the model is told it (notices, get-tool-call-status): one word for each, in both places. */
+export const JOB_STATUS_WORD: Record<string, JobOutcome | "running"> = {
+  running: "running",
+  succeeded: "completed",
+  failed: "failed",
+  timed_out: "timed out",
+  cancelled: "cancelled",
+};
+
 export type TranscriptEntry =
   | { kind: "user"; seq: number; text: string }
   | { kind: "agent"; seq: number; text: string }

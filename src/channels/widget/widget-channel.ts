@@ -2,6 +2,7 @@
 // a client's ack marks the message delivered; with no socket, or no ack, it stays stored for the history.
 import type { Realtime } from "../../realtime.js";
 import type { RunningJobRow } from "../../conversations/widget-history.js";
+import { humanAgentName } from "../../conversations/timeline.js";
 import { noticeOf } from "../../delivery/agent-unavailable.js";
 import type { ChannelAdapter, SendConversation, SendMessage, SendOutcome } from "../../delivery/channel-port.js";
 import { roomOf, type WidgetMessage, type WidgetRunningJob } from "./events.js";
@@ -39,12 +40,6 @@ export function widgetRunningJob(job: RunningJobRow): WidgetRunningJob {
 }
 
 /** The name a human reply was recorded with (`data.agent.name`, see src/console/control.ts). */
-function humanAgentName(data: unknown): string | undefined {
-  const agent = data && typeof data === "object" ? (data as { agent?: unknown }).agent : undefined;
-  const name = agent && typeof agent === "object" ? (agent as { name?: unknown }).name : undefined;
-  return typeof name === "string" && name.trim() ? name.trim() : undefined;
-}
-
 export function widgetChannel(realtime: Realtime): ChannelAdapter {
   return {
     enabled: true,
