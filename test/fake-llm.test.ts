@@ -395,6 +395,7 @@ const messages = (list: unknown[], extra: Record<string, unknown> = {}) => ({
   model: "claude-sonnet-4-5",
   max_tokens: 1024,
   messages: list,
+  tools: [anthropicTool("lookup_order")],
   ...extra,
 });
 
@@ -468,6 +469,12 @@ const anthropicCases: Case[] = [
     body: messages([asks, using("toolu_1")]),
     status: 400,
     message: /immediately after: toolu_1\./,
+  },
+  {
+    name: "tool blocks in a request that defines no tools",
+    body: messages([asks, using("toolu_1"), answering(result("toolu_1"))], { tools: undefined }),
+    status: 400,
+    message: "Requests which include `tool_use` or `tool_result` blocks must define tools.",
   },
   {
     name: "a result answering no call",

@@ -237,6 +237,12 @@ function parseMessagesRequest(body: unknown): Parsed {
   }
   if (turns[0]?.role !== "user") return invalid('messages: first message must use the "user" role');
 
+  // The API reads tool blocks only against the tools the request defines.
+  const usesTools = turns.some((turn) =>
+    turn.blocks.some(({ block }) => block.type === "tool_use" || block.type === "tool_result"),
+  );
+  if (usesTools && body.tools === undefined)
+    return invalid("Requests which include `tool_use` or `tool_result` blocks must define tools.");
   const pairing = checkToolPairing(turns);
   if (pairing) return pairing;
   return {
