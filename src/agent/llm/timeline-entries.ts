@@ -53,11 +53,13 @@ export async function timelineEntries(sql: SqlQuery, conversationId: string): Pr
        SELECT m.seq::text AS seq, m.role, m.text, m.data, m."jobId", m."toolCallId", m.status, m."statusReason",
          m."deletedAt" IS NOT NULL AS deleted, j.tool, j.status AS "jobStatus", j.result, j.error,
          j."acceptMessage", j."rerunAs",
-         -- A job's own call: the first job of a re-run chain carries it.
-         (SELECT c.seq::text FROM "Message" c WHERE c."conversationId" = m."conversationId" AND c.role = 'tool_call'
-            AND c."jobId" = coalesce(j."rerunOf", j.id) LIMIT 1) AS "callSeq",
+         -- A job's own call (the first job of a re-run chain carries it): read for outcomes and progress only.
+         CASE WHEN m.role = 'tool_result' AND m."jobId" IS NOT NULL THEN
+           (SELECT c.seq::text FROM "Message" c WHERE c."conversationId" = m."conversationId" AND c.role = 'tool_call'
+              AND c."jobId" = coalesce(j."rerunOf", j.id) LIMIT 1) END AS "callSeq",
          coalesce(j."rerunOf", j.id) AS "firstJobId",
-         (SELECT f."toolCallId" FROM "Job" f WHERE f.id = coalesce(j."rerunOf", j.id)) AS "firstCallId"
+         CASE WHEN m.role IN ('tool_result', 'progress') AND j."rerunOf" IS NOT NULL THEN
+           (SELECT f."toolCallId" FROM "Job" f WHERE f.id = j."rerunOf") ELSE j."toolCallId" END AS "firstCallId"
        FROM "Message" m LEFT JOIN "Job" j ON j.id = m."jobId"
        WHERE m."conversationId" = $1::uuid AND m.role IN ('user', 'agent', 'human', 'tool_call', 'tool_result', 'progress')
        ORDER BY m.seq DESC LIMIT $2) newest
