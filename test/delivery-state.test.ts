@@ -1,11 +1,13 @@
-// Every transition of delivery state (src/delivery/delivery-state.ts), on the real PostgreSQL: what it
-// moves, what it must leave alone (the guards that keep a racing transition from undoing another), and the
-// one change event each publishes.
+// Every transition of delivery state (src/delivery/delivery-state.ts, its modules in src/delivery/state/), on
+// the real PostgreSQL: what it moves, what it must leave alone (the guards that keep a racing transition from
+// undoing another), and the one change event each publishes.
 import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createChanges, type Change } from "../src/delivery/changes.js";
-import { deliveryState, type DeliveryState } from "../src/delivery/delivery-state.js";
+import { metaStatusRules } from "../src/channels/meta/meta-statuses.js";
+import type { DeliveryState } from "../src/delivery/delivery-state.js";
+import { deliveryState } from "../src/delivery/state/sql-delivery-state.js";
 import type { TurnInputRow } from "../src/delivery/rows.js";
 import { eventually } from "./support/services.js";
 import { TestHub } from "./support/test-hub.js";
@@ -20,7 +22,7 @@ describe("delivery state transitions", () => {
     hub = await TestHub.start();
     const changes = createChanges();
     changes.subscribe((change) => published.push(change));
-    state = deliveryState(hub.ctx.sql, changes, () => at);
+    state = deliveryState(hub.ctx.sql, changes, () => at, metaStatusRules);
   });
   afterAll(async () => {
     await hub?.stop();
