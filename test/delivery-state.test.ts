@@ -259,6 +259,32 @@ describe("delivery state transitions", () => {
     expect(published).toHaveLength(0);
   });
 
+  it("takeOver takes a conversation unless another human has it; handToTeam only takes it from the agent, keeping the first reason", async () => {
+    const c = await conversation();
+    const marta = { id: "h1", name: "Marta" };
+    expect(await state.takeOver(c.id, marta)).toMatchObject({ control: "human", humanAgent: marta });
+    expect(await state.takeOver(c.id, marta)).toMatchObject({ humanAgent: marta });
+    expect(await state.takeOver(c.id, { id: "h2", name: "Jon" })).toBeUndefined();
+    expect((await hub.db.conversation.findUniqueOrThrow({ where: { id: c.id } })).humanAgent).toEqual(marta);
+
+    const handed = await conversation();
+    expect(await state.handToTeam(handed.id, "asked for a person")).toMatchObject({
+      control: "human",
+      humanAgent: null,
+      handoffReason: "asked for a person",
+      handoffAt: at,
+    });
+    expect(await state.handToTeam(handed.id, "again")).toBeUndefined();
+    expect(await state.handToTeam(c.id, "a human has it")).toBeUndefined();
+    // Handed to the team with nobody on it: anyone's to take, the reason kept for the console.
+    expect(await state.takeOver(handed.id, { id: "h2", name: "Jon" })).toMatchObject({
+      humanAgent: { id: "h2", name: "Jon" },
+      handoffReason: "asked for a person",
+    });
+    // Control changes are published by the caller's effects with what the transition returned.
+    expect(published).toHaveLength(0);
+  });
+
   it("markReceived delivers only what was sent, up to the confirmed message, if stored or live; markRead reads up to a message, and knows unknown ids", async () => {
     const c = await conversation();
     const make = (status: string) =>
