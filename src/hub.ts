@@ -18,10 +18,11 @@ import { openDatabase, type Database } from "./db/client.js";
 import { backlogMeter } from "./delivery/backlog.js";
 import { messageChanges } from "./conversations/message-changes.js";
 import { createChanges } from "./delivery/changes.js";
-import { deliveryState } from "./delivery/delivery-state.js";
+import { deliveryState } from "./delivery/state/sql-delivery-state.js";
+import { metaStatusRules } from "./channels/meta/meta-statuses.js";
 import { turnSchedule } from "./delivery/turn-schedule.js";
 import { attachConsoleNamespace } from "./server/sockets/console-namespace.js";
-import { attachWidgetNamespace, forwardJobsToWidgets } from "./server/sockets/widget-namespace.js";
+import { attachWidgetNamespace, forwardChangesToWidgets } from "./server/sockets/widget-namespace.js";
 import { startSweeper } from "./workers/sweeper.js";
 import { startTurnWorker, turnRunner } from "./workers/turn-worker.js";
 import { startPushWorker } from "./workers/push-worker.js";
@@ -29,6 +30,7 @@ import { createPush } from "./push/push.js";
 import { startJobWorkers, type Workers } from "./jobs/job-workers.js";
 import { createLogger, type Logger } from "./logger.js";
 import { errorKey, throttledLog } from "./log-throttle.js";
+import { relayJobEvents } from "./jobs/job-events.js";
 import { createJobWaiters } from "./jobs/job-waiters.js";
 import { createMetrics } from "./metrics.js";
 import { openQueues, type Queues } from "./queues.js";
@@ -108,16 +110,24 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
   );
   const backlog = backlogMeter(turns, queues.turns);
   const warnRepeated = throttledLog(log, "warn");
-  const jobWaiters = createJobWaiters({
+  // Every process hears every process's job changes (for its widgets and its job waiters).
+  const jobEvents = relayJobEvents({
+    changes,
+    redis: queues.redis,
     redisUrl: config.redisUrl,
     prefix: queues.prefix,
+    onError: (error) => warnRepeated(`job-events:${errorKey(error)}`, { err: error }, "job event not relayed"),
+  });
+  const jobWaiters = createJobWaiters({
+    changes,
+    relayed: jobEvents.ready,
     onError: (error) => warnRepeated(`job-waiters:${errorKey(error)}`, { err: error }, "job-end notice failed"),
   });
   const ctx: HubContext = {
     config,
     sql: database.sql,
     ingestSql: database.ingestSql,
-    delivery: deliveryState(database.sql, changes, now),
+    delivery: deliveryState(database.sql, changes, now, metaStatusRules),
     messageChanges: messageChanges(database.sql, changes, now),
     turns,
     changes,
@@ -153,7 +163,7 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
   let url: string | undefined;
   // Every process forwards its own changes to the consoles (on whichever process they are connected).
   const stopForwarding = attachConsoleNamespace(ctx);
-  const stopJobForwarding = forwardJobsToWidgets(ctx, { redisUrl: config.redisUrl, prefix: queues.prefix });
+  const stopWidgetForwarding = forwardChangesToWidgets(ctx);
   if (config.role !== "worker") {
     server = createServer(createApp(ctx));
     realtime.attach(server);
@@ -165,6 +175,7 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
     } catch (error) {
       // Nothing else has started yet: let go of what has, so the process can say why and exit.
       stopForwarding();
+      jobEvents.stop();
       backlog.stop();
       await realtime.close().catch(() => undefined);
       await queues.close().catch(() => undefined);
@@ -236,7 +247,8 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
       await boundedWait(ctx.turns.drain(), DRAIN_WORK_MS, () => undefined);
       await boundedWait(ctx.turns.handOffAll(), STOP_WAIT_MS, () => undefined);
       stopForwarding();
-      stopJobForwarding();
+      stopWidgetForwarding();
+      jobEvents.stop();
       backlog.stop();
       await realtime.close();
       await boundedWait(queues.close(), STOP_WAIT_MS, () => queues.redis.disconnect());

@@ -12,12 +12,10 @@ import { createAdapter } from "@socket.io/redis-streams-adapter";
 import { Redis } from "ioredis";
 import { Server, type Namespace } from "socket.io";
 import {
-  roomOf,
   WIDGET_NAMESPACE,
   type ClientToServerEvents,
   type ServerToClientEvents,
   type SocketData,
-  type WidgetProgress,
 } from "./channels/widget/events.js";
 import { CONSOLE_NAMESPACE, type ConsoleClientToServer, type ConsoleServerToClient } from "./console/console-events.js";
 
@@ -32,8 +30,6 @@ export interface Realtime {
   io: Server;
   widget: WidgetNamespace;
   console: ConsoleNamespace;
-  progress(conversationId: string, progress: WidgetProgress): void;
-  typing(conversationId: string, typing: boolean): void;
   /** Serves socket.io on this HTTP server (web roles). */
   attach(server: HttpServer): void;
   /**
@@ -73,8 +69,6 @@ export function createRealtime(redisUrl: string, prefix: string): Realtime {
     io,
     widget,
     console: consoleNs,
-    progress: (conversationId, progress) => void widget.to(roomOf(conversationId)).emit("progress", progress),
-    typing: (conversationId, typing) => void widget.to(roomOf(conversationId)).emit("typing", { typing }),
     attach(server) {
       io.attach(server);
       server.on("upgrade", (_req, socket: Duplex) => {

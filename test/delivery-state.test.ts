@@ -1,11 +1,13 @@
-// Every transition of delivery state (src/delivery/delivery-state.ts), on the real PostgreSQL: what it
-// moves, what it must leave alone (the guards that keep a racing transition from undoing another), and the
-// one change event each publishes.
+// Every transition of delivery state (src/delivery/delivery-state.ts, its modules in src/delivery/state/), on
+// the real PostgreSQL: what it moves, what it must leave alone (the guards that keep a racing transition from
+// undoing another), and the one change event each publishes.
 import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createChanges, type Change } from "../src/delivery/changes.js";
-import { deliveryState, type DeliveryState } from "../src/delivery/delivery-state.js";
+import { metaStatusRules } from "../src/channels/meta/meta-statuses.js";
+import type { DeliveryState } from "../src/delivery/delivery-state.js";
+import { deliveryState } from "../src/delivery/state/sql-delivery-state.js";
 import type { TurnInputRow } from "../src/delivery/rows.js";
 import { eventually } from "./support/services.js";
 import { TestHub } from "./support/test-hub.js";
@@ -20,7 +22,7 @@ describe("delivery state transitions", () => {
     hub = await TestHub.start();
     const changes = createChanges();
     changes.subscribe((change) => published.push(change));
-    state = deliveryState(hub.ctx.sql, changes, () => at);
+    state = deliveryState(hub.ctx.sql, changes, () => at, metaStatusRules);
   });
   afterAll(async () => {
     await hub?.stop();
@@ -254,6 +256,32 @@ describe("delivery state transitions", () => {
     published.length = 0;
     expect(await state.releaseOnHandback(c.id)).toBeUndefined();
     expect(await hub.db.turnInput.count({ where: { conversationId: c.id, kind: "handback" } })).toBe(1);
+    expect(published).toHaveLength(0);
+  });
+
+  it("takeOver takes a conversation unless another human has it; handToTeam only takes it from the agent, keeping the first reason", async () => {
+    const c = await conversation();
+    const marta = { id: "h1", name: "Marta" };
+    expect(await state.takeOver(c.id, marta)).toMatchObject({ control: "human", humanAgent: marta });
+    expect(await state.takeOver(c.id, marta)).toMatchObject({ humanAgent: marta });
+    expect(await state.takeOver(c.id, { id: "h2", name: "Jon" })).toBeUndefined();
+    expect((await hub.db.conversation.findUniqueOrThrow({ where: { id: c.id } })).humanAgent).toEqual(marta);
+
+    const handed = await conversation();
+    expect(await state.handToTeam(handed.id, "asked for a person")).toMatchObject({
+      control: "human",
+      humanAgent: null,
+      handoffReason: "asked for a person",
+      handoffAt: at,
+    });
+    expect(await state.handToTeam(handed.id, "again")).toBeUndefined();
+    expect(await state.handToTeam(c.id, "a human has it")).toBeUndefined();
+    // Handed to the team with nobody on it: anyone's to take, the reason kept for the console.
+    expect(await state.takeOver(handed.id, { id: "h2", name: "Jon" })).toMatchObject({
+      humanAgent: { id: "h2", name: "Jon" },
+      handoffReason: "asked for a person",
+    });
+    // Control changes are published by the caller's effects with what the transition returned.
     expect(published).toHaveLength(0);
   });
 

@@ -2,9 +2,9 @@
 // automated output is held; handing back runs one turn with a `handback` input and every held item.
 import type { HubContext } from "../context.js";
 import { postDirectMessage } from "../conversations/direct-messages.js";
-import { requestTurn } from "../conversations/inbound.js";
 import { isUuid } from "../conversations/conversations.js";
 import { routeConversation } from "../delivery/deliver.js";
+import { afterCommit } from "../delivery/effects.js";
 import { route } from "../delivery/route.js";
 import type { ConversationRow, MessageRow } from "../delivery/rows.js";
 import { HubError, notFound } from "../errors.js";
@@ -22,13 +22,7 @@ async function conversationOf(ctx: HubContext, id: string): Promise<Conversation
 
 export async function takeOver(ctx: HubContext, conversationId: string, agent: HumanAgent): Promise<ConversationRow> {
   const { id } = await conversationOf(ctx, conversationId);
-  // Taken unless another human has it (the same human taking over again is fine); one the agent handed to the
-  // team (control human, nobody yet) is anyone's to take.
-  const [taken] = await ctx.sql.query<ConversationRow>(
-    `UPDATE "Conversation" SET control = 'human', "humanAgent" = $2::jsonb, "updatedAt" = $3
-     WHERE id = $1::uuid AND (control <> 'human' OR "humanAgent" IS NULL OR "humanAgent"->>'id' = $4) RETURNING *`,
-    [id, JSON.stringify({ id: agent.id, name: agent.name }), ctx.now(), agent.id],
-  );
+  const taken = await ctx.delivery.takeOver(id, agent);
   if (!taken) {
     const holder = (await conversationOf(ctx, id)).humanAgent;
     throw new HubError(
@@ -37,7 +31,7 @@ export async function takeOver(ctx: HubContext, conversationId: string, agent: H
       `${holder?.name ?? "someone"} (${holder?.id ?? "?"}) has this conversation`,
     );
   }
-  ctx.changes.publish({ type: "control", conversation: taken });
+  await afterCommit(ctx, { changes: [{ type: "control", conversation: taken }] });
   return taken;
 }
 
@@ -45,8 +39,7 @@ export async function handBack(ctx: HubContext, conversationId: string): Promise
   const { id } = await conversationOf(ctx, conversationId);
   const released = await ctx.delivery.releaseOnHandback(id);
   if (!released) throw new HubError(409, "not_taken", "the agent already has this conversation");
-  ctx.changes.publish({ type: "control", conversation: released });
-  await requestTurn(ctx, id);
+  await afterCommit(ctx, { changes: [{ type: "control", conversation: released }], turnOf: id });
   return released;
 }
 

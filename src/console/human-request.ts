@@ -2,16 +2,12 @@
 // automated output is held, the agent stays quiet — with nobody on it yet, and the console shows it waiting
 // with the agent's reason until someone takes it over and hands it back.
 import type { HubContext } from "../context.js";
-import type { ConversationRow } from "../delivery/rows.js";
+import { afterCommit } from "../delivery/effects.js";
 
 /** Idempotent: a conversation already with the team keeps who has it and the first reason. */
 export async function requestHuman(ctx: HubContext, conversationId: string, reason: string): Promise<void> {
-  const [requested] = await ctx.sql.query<ConversationRow>(
-    `UPDATE "Conversation" SET control = 'human', "handoffAt" = $2, "handoffReason" = $3, "updatedAt" = $2
-     WHERE id = $1::uuid AND control = 'agent' RETURNING *`,
-    [conversationId, ctx.now(), reason.slice(0, 500)],
-  );
+  const requested = await ctx.delivery.handToTeam(conversationId, reason);
   if (!requested) return;
   ctx.log.info({ conversation_id: conversationId }, "the agent handed the conversation to the team");
-  ctx.changes.publish({ type: "control", conversation: requested });
+  await afterCommit(ctx, { changes: [{ type: "control", conversation: requested }] });
 }

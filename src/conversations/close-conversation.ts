@@ -4,6 +4,7 @@
 // comes later is recorded and expires (`conversation_closed`); the agent gets each as `tool_expired` with
 // the person's next message.
 import type { HubContext } from "../context.js";
+import { afterCommit } from "../delivery/effects.js";
 import type { ConversationRow } from "../delivery/rows.js";
 import { notFound } from "../errors.js";
 import { isUuid } from "./conversations.js";
@@ -15,7 +16,7 @@ export async function closeConversation(ctx: HubContext, conversationId: string)
   if (closed) {
     ctx.log.info({ conversation_id: conversationId }, "conversation closed");
     // Closing also ends a takeover: the console shows who has it now.
-    ctx.changes.publish({ type: "control", conversation: closed });
+    await afterCommit(ctx, { changes: [{ type: "control", conversation: closed }] });
     return closed;
   }
   const conversation = await ctx.delivery.readConversation(conversationId);

@@ -7,7 +7,7 @@ import type { HubContext } from "../context.js";
 import type { MessageRow } from "../delivery/rows.js";
 import { splitForChannel } from "../delivery/text-limits.js";
 import type { Channel } from "../delivery/channel-port.js";
-import { requestTurn } from "./inbound.js";
+import { afterCommit } from "../delivery/effects.js";
 
 export async function postDirectMessage(
   ctx: HubContext,
@@ -31,7 +31,9 @@ export async function postDirectMessage(
     ],
   );
   parts.sort((a, b) => Number(a.seq) - Number(b.seq));
-  ctx.changes.publish({ type: "messages", conversationId: conversation.id, messages: parts });
-  await requestTurn(ctx, conversation.id);
+  await afterCommit(ctx, {
+    changes: [{ type: "messages", conversationId: conversation.id, messages: parts }],
+    turnOf: conversation.id,
+  });
   return parts[0]!;
 }

@@ -2,8 +2,8 @@
 // id) with everything that waited for them released (delivery-state.ts), and a turn asked for.
 import type { HubContext } from "../context.js";
 import type { InboundMessage } from "../delivery/delivery-state.js";
+import { requestTurn } from "../delivery/effects.js";
 import type { MessageRow } from "../delivery/rows.js";
-import { errorKey } from "../log-throttle.js";
 
 export type { InboundMessage };
 
@@ -14,17 +14,4 @@ export async function receiveUserMessage(
   const outcome = await ctx.delivery.commitInbound(inbound);
   if (outcome.created) await requestTurn(ctx, inbound.conversationId);
   return outcome;
-}
-
-/** Asks for the conversation's turn; a Redis hiccup is left to the sweep, the commit stands. */
-export async function requestTurn(ctx: HubContext, conversationId: string): Promise<void> {
-  await ctx.turns
-    .request(conversationId)
-    .catch((error: unknown) =>
-      ctx.warnRepeated(
-        `request:${errorKey(error)}`,
-        { err: error, conversation_id: conversationId },
-        "turn not requested; the sweep will",
-      ),
-    );
 }

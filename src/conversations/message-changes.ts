@@ -5,6 +5,7 @@
 import { randomUUID } from "node:crypto";
 import type { SqlQuery } from "../db/sql.js";
 import type { Changes } from "../delivery/changes.js";
+import { publishMessages } from "../delivery/effects.js";
 import { messageFromJson, type MessageRow } from "../delivery/rows.js";
 
 /** Where a message the channel names by its own id must be: the same channel and business account. */
@@ -17,8 +18,7 @@ export interface ChannelMessage {
 type JsonRow = Record<string, unknown>;
 
 export function messageChanges(sql: SqlQuery, changes: Changes, now: () => Date) {
-  const publish = (message: MessageRow) =>
-    changes.publish({ type: "messages", conversationId: message.conversationId, messages: [message] });
+  const publish = (message: MessageRow) => publishMessages(changes, [message]);
 
   return {
     /**

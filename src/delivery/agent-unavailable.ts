@@ -5,6 +5,7 @@
 import { randomUUID } from "node:crypto";
 import type { HubContext } from "../context.js";
 import { deliver } from "./deliver.js";
+import { afterCommit } from "./effects.js";
 import { messageFromJson, type ConversationRow, type MessageRow, type TurnInputRow } from "./rows.js";
 
 export const AGENT_UNAVAILABLE_TEXT = "The assistant can't answer right now; we'll reply as soon as we can.";
@@ -52,6 +53,6 @@ export async function noticeAgentUnavailable(
   );
   if (!row?.notice) return undefined;
   const notice = messageFromJson(row.notice);
-  ctx.changes.publish({ type: "messages", conversationId: conversation.id, messages: [notice] });
+  await afterCommit(ctx, { changes: [{ type: "messages", conversationId: conversation.id, messages: [notice] }] });
   return deliver(ctx, conversation, notice);
 }

@@ -1,13 +1,30 @@
-// Every change of delivery state, published once by the transition that made it (delivery-state.ts,
-// control changes, a job starting or ending); the console and widget namespaces (and anything else that
-// wants to know) subscribe. Nothing notifies by hand.
+// Every change of delivery state, published once after the commit that made it, by the effects of that commit
+// (effects.ts); the console and widget namespaces, the job waiters (and anything else that wants to know)
+// subscribe. Nothing notifies by hand.
 import type { JobStatus } from "../jobs/job-store.js";
 import type { ConversationRow, MessageRow } from "./rows.js";
 
 export type Change =
   | { type: "messages"; conversationId: string; messages: MessageRow[] }
   | { type: "control"; conversation: ConversationRow }
-  | { type: "job"; conversationId: string; job: { id: string; tool: string; status: JobStatus; at: Date } };
+  | {
+      type: "job";
+      conversationId: string;
+      job: { id: string; tool: string; status: JobStatus; at: Date };
+      /** Committed by another process and heard from it (src/jobs/job-events.ts): not to be relayed again. */
+      remote?: true;
+    }
+  /** A job's progress for the person (not while a human has the conversation); `notify`: it comes as a message too. */
+  | {
+      type: "progress";
+      conversationId: string;
+      job: { id: string; tool: string };
+      text: string;
+      at: Date;
+      notify: boolean;
+    }
+  /** A reply is being composed (a remote agent runtime's turn), or no longer. */
+  | { type: "typing"; conversationId: string; typing: boolean };
 
 export interface Changes {
   publish(change: Change): void;

@@ -5,7 +5,7 @@
 // whose notice waits for the person's return. Checked at the moment of delivery (here, in every turn) and by
 // the sweep, so the timeline shows an expiry without waiting for a turn. The transitions are delivery-state's.
 import type { HubContext } from "../context.js";
-import { errorKey } from "../log-throttle.js";
+import { requestTurn } from "./effects.js";
 import type { Tool } from "../tools/tool-file.js";
 import type { ConversationRow, TurnInputRow } from "./rows.js";
 
@@ -58,16 +58,6 @@ export async function expireStaleResults(ctx: HubContext): Promise<number> {
   const notices = await ctx.delivery.expireInputs({ reason: "deliver_within" });
   if (notices.length > 0) ctx.log.info({ expired: notices.length }, "stale results expired by the sweep");
   const owed = new Set(notices.filter((notice) => notice.state === "pending").map((notice) => notice.conversationId));
-  for (const conversationId of owed) {
-    await ctx.turns
-      .request(conversationId)
-      .catch((error: unknown) =>
-        ctx.warnRepeated(
-          `request:${errorKey(error)}`,
-          { err: error, conversation_id: conversationId },
-          "turn not requested; the sweep will",
-        ),
-      );
-  }
+  for (const conversationId of owed) await requestTurn(ctx, conversationId);
   return notices.length;
 }

@@ -1,4 +1,4 @@
-// The values delivery state takes, as types. Only src/delivery/delivery-state.ts moves them; the causes
+// The values delivery state takes, as types. Only delivery state (src/delivery/state/) moves them; the causes
 // that create an input or an outgoing message (a callback, an inbound message, the agent runtime) create
 // it `pending`.
 

@@ -10,6 +10,7 @@ import { errorKey } from "../log-throttle.js";
 import { requestHuman } from "../console/human-request.js";
 import { noticeAgentUnavailable } from "./agent-unavailable.js";
 import { deliver } from "./deliver.js";
+import { publish } from "./effects.js";
 import { setAsideStale } from "./stale-results.js";
 import { splitForChannel } from "./text-limits.js";
 import type { ConversationRow, TurnInputRow } from "./rows.js";
@@ -47,7 +48,7 @@ export async function runTurn(ctx: HubContext, conversationId: string): Promise<
   const request = turnRequest(conversation, inputs, snapshot);
   // A remote agent runtime takes long enough for the person to see that a reply is coming. The indicator
   // stays until the reply has been handed to the channel, so it never goes before the reply comes.
-  if (ctx.agent.remote) ctx.realtime.typing(conversationId, true);
+  if (ctx.agent.remote) typing(ctx, conversationId, true);
   try {
     let reply: TurnReply;
     try {
@@ -80,9 +81,13 @@ export async function runTurn(ctx: HubContext, conversationId: string): Promise<
     // The person has been told; from now on the team has the conversation.
     if (reply.handoff) await requestHuman(ctx, conversationId, reply.handoff.reason);
   } finally {
-    if (ctx.agent.remote) ctx.realtime.typing(conversationId, false);
+    if (ctx.agent.remote) typing(ctx, conversationId, false);
   }
 }
+
+/** The person's client shows (or stops showing) that a reply is coming. */
+const typing = (ctx: HubContext, conversationId: string, on: boolean) =>
+  publish(ctx.changes, [{ type: "typing", conversationId, typing: on }]);
 
 /** Best effort: a notice that cannot be written now is tried again by the turn's next attempt. */
 async function tellAgentUnavailable(

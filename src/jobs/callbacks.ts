@@ -3,9 +3,10 @@
 // the conversation's turn is asked for.
 import { z } from "zod";
 import type { HubContext } from "../context.js";
+import type { Change } from "../delivery/changes.js";
+import { afterCommit } from "../delivery/effects.js";
 import { expiresAtFor } from "../delivery/stale-results.js";
 import { HubError, UnavailableError } from "../errors.js";
-import { errorKey } from "../log-throttle.js";
 import { mapResponse } from "../tools/map-response.js";
 import { verifyCallbackToken } from "./callback-token.js";
 import { commitProgress, commitResult, readJob, readJobWithControl } from "./job-store.js";
@@ -90,25 +91,23 @@ export async function handleCallback(ctx: HubContext, token: string, rawBody: un
   );
   if (!outcome.running) throw jobEnded("ended");
   ctx.log.info(log, "job progress received");
-  if (outcome.entry) {
-    await ctx.turns
-      .request(job.conversationId)
-      .catch((error: unknown) =>
-        ctx.warnRepeated(`request:${errorKey(error)}`, { err: error, ...log }, "turn not requested; the sweep will"),
-      );
-    ctx.changes.publish({ type: "messages", conversationId: job.conversationId, messages: [outcome.entry] });
-  }
+  const changes: Change[] = outcome.entry
+    ? [{ type: "messages", conversationId: job.conversationId, messages: [outcome.entry] }]
+    : [];
   // While a human has the conversation, the person hears nothing automated, progress included.
   if (job.control !== "human") {
-    ctx.realtime.progress(job.conversationId, {
-      jobId: job.id,
-      tool: job.tool,
+    changes.push({
+      type: "progress",
+      conversationId: job.conversationId,
+      job: { id: job.id, tool: job.tool },
       text: body.progress,
-      at: ctx.now().toISOString(),
+      at: ctx.now(),
       // A notify-progress within the limit also reaches the person as a message: the client shows it once.
       notify: outcome.entry !== undefined,
     });
   }
+  // A notify-progress is an input: its turn is owed.
+  await afterCommit(ctx, { changes, ...(outcome.entry ? { turnOf: job.conversationId } : {}), log });
   return { ok: true };
 }
 
@@ -152,18 +151,19 @@ async function handleResult(
   }
   const log = { conversation_id: entry.conversationId, job_id: jobId, tool };
   ctx.log.info(log, "job result received");
-  // The job has ended, whatever now happens to its result (held for a human, waiting for a window).
-  ctx.changes.publish({
-    type: "job",
-    conversationId: entry.conversationId,
-    job: { id: jobId, tool, status: ok ? "succeeded" : "failed", at },
+  await afterCommit(ctx, {
+    changes: [
+      // The job has ended, whatever now happens to its result (held for a human, waiting for a window).
+      {
+        type: "job",
+        conversationId: entry.conversationId,
+        job: { id: jobId, tool, status: ok ? "succeeded" : "failed", at },
+      },
+      { type: "messages", conversationId: entry.conversationId, messages: [entry] },
+    ],
+    turnOf: entry.conversationId,
+    log,
   });
-  await ctx.turns
-    .request(entry.conversationId)
-    .catch((error: unknown) =>
-      ctx.warnRepeated(`request:${errorKey(error)}`, { err: error, ...log }, "turn not requested; the sweep will"),
-    );
-  ctx.changes.publish({ type: "messages", conversationId: entry.conversationId, messages: [entry] });
   ctx.metrics.jobsEnded.inc({ tool, status: ok ? "succeeded" : "failed" });
   return { ok: true };
 }

@@ -3,7 +3,7 @@
 // job of a tool that may run again is started again instead (rerun.ts).
 import type { HubContext } from "../context.js";
 import { expiresAtFor } from "../delivery/stale-results.js";
-import { errorKey } from "../log-throttle.js";
+import { afterCommit } from "../delivery/effects.js";
 import { enqueueCancelRequest } from "./cancel-requests.js";
 import { commitEnd, readJob, type JobRow } from "./job-store.js";
 import { mayRunAgain, runAgain } from "./rerun.js";
@@ -44,17 +44,14 @@ export async function endJob(
   const log = { conversation_id: job.conversationId, job_id: jobId, tool: job.tool };
   ctx.metrics.jobsEnded.inc({ tool: job.tool, status });
   ctx.log.info(log, `job ${status}`);
-  ctx.changes.publish({ type: "messages", conversationId: job.conversationId, messages: [ended.entry] });
-  ctx.changes.publish({
-    type: "job",
-    conversationId: job.conversationId,
-    job: { id: jobId, tool: job.tool, status, at },
+  await afterCommit(ctx, {
+    changes: [
+      { type: "messages", conversationId: job.conversationId, messages: [ended.entry] },
+      { type: "job", conversationId: job.conversationId, job: { id: jobId, tool: job.tool, status, at } },
+    ],
+    turnOf: job.conversationId,
+    log,
   });
-  await ctx.turns
-    .request(job.conversationId)
-    .catch((error: unknown) =>
-      ctx.warnRepeated(`request:${errorKey(error)}`, { err: error, ...log }, "turn not requested; the sweep will"),
-    );
   if (ended.job.cancelRequest === "pending") await enqueueCancelRequest(ctx, jobId);
   return { job: ended.job, ended: true };
 }

@@ -1,8 +1,8 @@
-// Requests waiting for a job to end (`GET /v1/jobs/{id}?waitMs=`). Every process hears of every job's end on
-// the job-events channel (job-events.ts; published once per event by the process that commits it), and each
-// wakes its own waiters. A waiting request costs a map entry, no query and no timer-driven polling.
-import { Redis } from "ioredis";
-import { jobEventsChannel, type JobEvent } from "./job-events.js";
+// Requests waiting for a job to end (`GET /v1/jobs/{id}?waitMs=`): they listen to the job's end itself, the
+// job change on this process's change bus — committed here, or on another process and relayed by
+// job-events.ts. Each process wakes its own waiters. A waiting request costs a map entry, no query and no
+// timer-driven polling.
+import type { Changes } from "../delivery/changes.js";
 
 export interface JobWaiters {
   /**
@@ -20,15 +20,13 @@ export interface JobWaiters {
 export const MAX_WAITERS = 10_000;
 
 export function createJobWaiters(options: {
-  redisUrl: string;
-  prefix: string;
+  changes: Changes;
+  /** Resolves once this process hears the job changes of the others (job-events.ts). */
+  relayed: Promise<void>;
   onError: (error: unknown) => void;
 }): JobWaiters {
-  const channel = jobEventsChannel(options.prefix);
   const waiters = new Map<string, Set<() => void>>();
   let count = 0;
-  let subscriber: Redis | undefined;
-  let subscribed: Promise<void> | undefined;
   let closed = false;
 
   function wake(jobId: string) {
@@ -38,25 +36,9 @@ export function createJobWaiters(options: {
     for (const resolve of set) resolve();
   }
 
-  // Subscribed lazily: a process nobody waits on keeps no extra connection.
-  function subscribe(): Promise<void> {
-    subscribed ??= (async () => {
-      subscriber = new Redis(options.redisUrl, { maxRetriesPerRequest: null, lazyConnect: true });
-      subscriber.on("error", options.onError);
-      subscriber.on("message", (_channel: string, text: string) => {
-        let event: JobEvent;
-        try {
-          event = JSON.parse(text) as JobEvent;
-        } catch {
-          return;
-        }
-        if (event.job.status !== "running") wake(event.job.jobId);
-      });
-      await subscriber.connect();
-      await subscriber.subscribe(channel);
-    })();
-    return subscribed;
-  }
+  const unsubscribe = options.changes.subscribe((change) => {
+    if (change.type === "job" && change.job.status !== "running") wake(change.job.id);
+  });
 
   return {
     wait(jobId, ms, signal) {
@@ -85,8 +67,8 @@ export function createJobWaiters(options: {
       if (!set) waiters.set(jobId, (set = new Set()));
       set.add(resolveOnce);
       count += 1;
-      // A subscription that fails leaves the request to its timeout: it answers with the job as it is then.
-      const ready = subscribe().catch((error: unknown) => {
+      // Not hearing the other processes answers the request at once, with the job as it is.
+      const ready = options.relayed.catch((error: unknown) => {
         options.onError(error);
         release();
       });
@@ -95,8 +77,8 @@ export function createJobWaiters(options: {
     size: () => count,
     async close() {
       closed = true;
+      unsubscribe();
       for (const jobId of [...waiters.keys()]) wake(jobId);
-      subscriber?.disconnect();
     },
   };
 }

@@ -8,6 +8,7 @@
 // process before it is made. A crash before the claim leaves it to the sweep; a crash after the claim and
 // before the call leaves a job the backend never heard of, which times out and counts as an attempt.
 import type { HubContext } from "../context.js";
+import { afterCommit } from "../delivery/effects.js";
 import { expiresAtFor } from "../delivery/stale-results.js";
 import { errorKey } from "../log-throttle.js";
 import { mapResponse, type ToolResult } from "../tools/map-response.js";
@@ -55,17 +56,21 @@ export async function runAgain(
   const log = { conversation_id: job.conversationId, job_id: job.id, tool: job.tool };
   ctx.metrics.jobsEnded.inc({ tool: job.tool, status: "timed_out" });
   ctx.log.info({ ...log, next_job_id: next.id, attempt: next.attempt }, "job lost; running it again");
-  ctx.changes.publish({ type: "messages", conversationId: job.conversationId, messages: [entry] });
-  // The person's client shows one job ending and the next running.
-  ctx.changes.publish({
-    type: "job",
-    conversationId: job.conversationId,
-    job: { id: lost.id, tool: lost.tool, status: "timed_out", at: lost.endedAt ?? ctx.now() },
-  });
-  ctx.changes.publish({
-    type: "job",
-    conversationId: job.conversationId,
-    job: { id: next.id, tool: next.tool, status: "running", at: next.createdAt },
+  await afterCommit(ctx, {
+    changes: [
+      { type: "messages", conversationId: job.conversationId, messages: [entry] },
+      // The person's client shows one job ending and the next running.
+      {
+        type: "job",
+        conversationId: job.conversationId,
+        job: { id: lost.id, tool: lost.tool, status: "timed_out", at: lost.endedAt ?? ctx.now() },
+      },
+      {
+        type: "job",
+        conversationId: job.conversationId,
+        job: { id: next.id, tool: next.tool, status: "running", at: next.createdAt },
+      },
+    ],
   });
   // The lost job's backend may still be working on it (slow rather than lost): it is told to stop.
   if (lost.cancelRequest === "pending") await enqueueCancelRequest(ctx, job.id);
@@ -135,21 +140,18 @@ async function settle(
   });
   if (!entry) return;
   ctx.metrics.jobsEnded.inc({ tool: job.tool, status: outcome.ok ? "succeeded" : "failed" });
-  ctx.changes.publish({ type: "messages", conversationId: job.conversationId, messages: [entry] });
-  ctx.changes.publish({
-    type: "job",
-    conversationId: job.conversationId,
-    job: { id: job.id, tool: job.tool, status: outcome.ok ? "succeeded" : "failed", at },
+  await afterCommit(ctx, {
+    changes: [
+      { type: "messages", conversationId: job.conversationId, messages: [entry] },
+      {
+        type: "job",
+        conversationId: job.conversationId,
+        job: { id: job.id, tool: job.tool, status: outcome.ok ? "succeeded" : "failed", at },
+      },
+    ],
+    turnOf: job.conversationId,
+    log: { job_id: job.id },
   });
-  await ctx.turns
-    .request(job.conversationId)
-    .catch((error: unknown) =>
-      ctx.warnRepeated(
-        `request:${errorKey(error)}`,
-        { err: error, conversation_id: job.conversationId, job_id: job.id },
-        "turn not requested; the sweep will",
-      ),
-    );
 }
 
 /** The sweep's part: start calls owed by a process that died after committing a re-run. */

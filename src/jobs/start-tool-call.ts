@@ -4,6 +4,7 @@ import { createHash } from "node:crypto";
 import canonicalize from "canonicalize";
 import type { HubContext } from "../context.js";
 import { conversationExists } from "../conversations/conversations.js";
+import { afterCommit } from "../delivery/effects.js";
 import { HubError, notFound } from "../errors.js";
 import { mapResponse, type ToolResult } from "../tools/map-response.js";
 import { renderToolRequest } from "../tools/render-request.js";
@@ -83,10 +84,14 @@ export async function startToolCall(
     const message = messageOf(answer.body);
     await recordAccepted(ctx.sql, job.id, message, ctx.now());
     log.info("job accepted by the backend");
-    ctx.changes.publish({
-      type: "job",
-      conversationId: conversation.id,
-      job: { id: job.id, tool: tool.name, status: "running", at: job.createdAt },
+    await afterCommit(ctx, {
+      changes: [
+        {
+          type: "job",
+          conversationId: conversation.id,
+          job: { id: job.id, tool: tool.name, status: "running", at: job.createdAt },
+        },
+      ],
     });
     count("accepted");
     return { status: 202, job: jobView({ ...job, acceptMessage: message }), message };

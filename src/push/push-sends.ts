@@ -1,5 +1,5 @@
-// The one owner of push-send state. A PushSend row is recorded with the delivery decision that left its
-// message stored (src/delivery/delivery-state.ts, recordDecision), `pending`. Sending it starts by claiming it
+// The one owner of push-send state. A PushSend row is recorded `pending` with the delivery decision that left
+// its message stored (owed-pushes.ts, in recordDecision's statement). Sending it starts by claiming it
 // (`sending`, one statement, so of several processes or retried queue jobs exactly one gets it) and ends in
 // one final state. It goes back to `pending` only after an answer proving the service did not take it, a
 // bounded number of times. A process that dies mid-send leaves it `sending`: it is never sent again (the

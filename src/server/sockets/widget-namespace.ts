@@ -1,10 +1,9 @@
 // The `/widget` socket.io namespace: token auth, history after lastMessageId (with the running jobs) and its
-// confirmation, the person's messages (idempotent on clientId), read receipts, and jobs starting and ending.
+// confirmation, the person's messages (idempotent on clientId), read receipts; and the changes a widget shows
+// as they happen (jobs starting and ending, progress, typing).
 // Thin: each handler calls one function.
 // Every handler takes whatever a client sends — any payload, an ack that is not a function, no ack — and
 // never throws: a visitor's socket is untrusted input, and one bad event must not reach the process.
-import { randomUUID } from "node:crypto";
-import { Redis } from "ioredis";
 import { z } from "zod";
 import { roomOf, type SendAnswer, type WidgetJob } from "../../channels/widget/events.js";
 import { widgetMessage, widgetRunningJob } from "../../channels/widget/widget-channel.js";
@@ -12,7 +11,6 @@ import { checkWidgetToken } from "../../channels/widget/widget-token.js";
 import type { HubContext } from "../../context.js";
 import { receiveUserMessage } from "../../conversations/inbound.js";
 import { runningJobs, widgetHistory } from "../../conversations/widget-history.js";
-import { jobEventsChannel, type JobEvent } from "../../jobs/job-events.js";
 import { errorKey } from "../../log-throttle.js";
 import type { WidgetNamespace } from "../../realtime.js";
 import { clientAddressOf } from "../client-address.js";
@@ -201,44 +199,35 @@ async function sendHistory(
 }
 
 /**
- * Every process forwards the jobs it starts and ends to the widgets of their conversation, wherever they are
- * connected: the process that commits the event emits it to its own sockets at once (so they get a job's end
- * before the reply that gives its result), and one Redis PUBLISH carries it to the others, which emit it to
- * theirs. Not through the socket.io adapter, whose broadcasts cost a stream entry that every process reads:
- * there the job events took 10–20 % off the sustained results/s of `bench:widget`. Returns the stop.
+ * Turns the changes a widget shows as they happen into socket events for the widgets of their conversation:
+ * a reply being composed (typing) and a job's progress go to every process's sockets through the adapter; a
+ * job starting or ending goes to this process's own sockets, since every process hears every job change
+ * (src/jobs/job-events.ts) — the one that commits it emits it at once, so its widgets get a job's end before
+ * the reply that gives its result. (Messages reach widgets as deliveries, by the widget channel.) Returns the
+ * stop.
  */
-export function forwardJobsToWidgets(ctx: HubContext, options: { redisUrl: string; prefix: string }): () => void {
-  const channel = jobEventsChannel(options.prefix);
-  const origin = randomUUID();
-  const onError = (error: unknown) =>
-    ctx.warnRepeated(`widget-jobs:${errorKey(error)}`, { err: error }, "job event not forwarded to widgets");
-  const subscriber = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
-  subscriber.on("error", onError);
-  subscriber.on("message", (_channel: string, text: string) => {
-    let event: JobEvent;
-    try {
-      event = JSON.parse(text) as typeof event;
-    } catch {
-      return;
+export function forwardChangesToWidgets(ctx: HubContext): () => void {
+  const { widget } = ctx.realtime;
+  return ctx.changes.subscribe((change) => {
+    switch (change.type) {
+      case "job": {
+        const { job } = change;
+        const event: WidgetJob = { jobId: job.id, tool: job.tool, status: job.status, at: job.at.toISOString() };
+        widget.local.to(roomOf(change.conversationId)).emit("job", event);
+        return;
+      }
+      case "progress":
+        widget.to(roomOf(change.conversationId)).emit("progress", {
+          jobId: change.job.id,
+          tool: change.job.tool,
+          text: change.text,
+          at: change.at.toISOString(),
+          notify: change.notify,
+        });
+        return;
+      case "typing":
+        widget.to(roomOf(change.conversationId)).emit("typing", { typing: change.typing });
+        return;
     }
-    if (event.origin === origin) return; // this process emitted it already
-    ctx.realtime.widget.local.to(roomOf(event.conversationId)).emit("job", event.job);
   });
-  subscriber.subscribe(channel).catch(onError);
-  const unsubscribe = ctx.changes.subscribe((change) => {
-    if (change.type !== "job") return;
-    const { job } = change;
-    const event: WidgetJob = { jobId: job.id, tool: job.tool, status: job.status, at: job.at.toISOString() };
-    ctx.realtime.widget.local.to(roomOf(change.conversationId)).emit("job", event);
-    ctx.queues.redis
-      .publish(
-        channel,
-        JSON.stringify({ origin, conversationId: change.conversationId, job: event } satisfies JobEvent),
-      )
-      .catch(onError);
-  });
-  return () => {
-    unsubscribe();
-    subscriber.disconnect();
-  };
 }
