@@ -4,7 +4,7 @@ import type { HubContext } from "../context.js";
 import { conversationView, getConversation, type ConversationView } from "../conversations/conversations.js";
 import { messageView, type MessageView } from "../conversations/timeline.js";
 import { messageFromJson, type ConversationRow, type MessageRow } from "../delivery/rows.js";
-import type { JobRow } from "../jobs/job-store.js";
+import type { JobRow } from "../jobs/job-row.js";
 import { jobView, type JobView } from "../jobs/job-view.js";
 import { contactLabel, searchTerms } from "./contact-label.js";
 

@@ -9,7 +9,7 @@ import { notFound } from "../errors.js";
 import { isUuid } from "./conversations.js";
 
 /** Closes it (closing a closed conversation changes nothing); the conversation as it now stands. */
-export async function closeConversation(ctx: HubContext, conversationId: string): Promise<ConversationRow> {
+export async function closeOnRequest(ctx: HubContext, conversationId: string): Promise<ConversationRow> {
   if (!isUuid(conversationId)) throw notFound("conversation");
   const closed = await ctx.delivery.closeConversation(conversationId);
   if (closed) {

@@ -6,7 +6,7 @@ import { randomUUID } from "node:crypto";
 import type { HubContext } from "../context.js";
 import type { MessageRow } from "../delivery/rows.js";
 import { splitForChannel } from "../delivery/text-limits.js";
-import type { Channel } from "../delivery/channel-port.js";
+import type { Channel } from "../delivery/channel.js";
 import { requestTurn } from "./inbound.js";
 
 export async function postDirectMessage(

@@ -1,7 +1,7 @@
 // Every change of delivery state, published once by the transition that made it (delivery-state.ts,
 // control changes, a job starting or ending); the console and widget namespaces (and anything else that
 // wants to know) subscribe. Nothing notifies by hand.
-import type { JobStatus } from "../jobs/job-store.js";
+import type { JobStatus } from "../jobs/job-status.js";
 import type { ConversationRow, MessageRow } from "./rows.js";
 
 export type Change =

@@ -24,12 +24,12 @@ import {
   type MessageRow,
   type TurnInputRow,
 } from "./rows.js";
-import type { DeliveryStatus, ExpiryReason } from "./statuses.js";
+import type { Decision, DeliveryStatus, ExpiryReason } from "./statuses.js";
 
 /** What routing one message came to, as recorded on it. */
 export interface Recorded {
   status: DeliveryStatus;
-  decision: string;
+  decision: Decision;
   reason: string | null;
   externalId?: string;
 }

@@ -6,14 +6,7 @@
 // the sweep, so the timeline shows an expiry without waiting for a turn. The transitions are delivery-state's.
 import type { HubContext } from "../context.js";
 import { errorKey } from "../log-throttle.js";
-import type { Tool } from "../tools/tool-file.js";
 import type { ConversationRow, TurnInputRow } from "./rows.js";
-
-/** When a result arriving `at` becomes stale, by its tool's `deliver_within`; null when it never does. */
-export function expiresAtFor(tool: Tool | undefined, at: Date): Date | null {
-  const ms = tool?.async?.deliverWithinMs;
-  return ms === undefined ? null : new Date(at.getTime() + ms);
-}
 
 const isResult = (input: TurnInputRow) => input.kind === "tool_result" || input.kind === "tool_failed";
 

@@ -3,7 +3,7 @@
 // the conversation's turn is asked for.
 import { z } from "zod";
 import type { HubContext } from "../context.js";
-import { expiresAtFor } from "../delivery/stale-results.js";
+import { expiresAtFor } from "../tools/result-expiry.js";
 import { HubError, UnavailableError } from "../errors.js";
 import { errorKey } from "../log-throttle.js";
 import { mapResponse } from "../tools/map-response.js";

@@ -2,10 +2,11 @@
 // backend is owed its cancel request, and the person is owed a failure notice — all in one statement. A lost
 // job of a tool that may run again is started again instead (rerun.ts).
 import type { HubContext } from "../context.js";
-import { expiresAtFor } from "../delivery/stale-results.js";
+import { expiresAtFor } from "../tools/result-expiry.js";
 import { errorKey } from "../log-throttle.js";
 import { enqueueCancelRequest } from "./cancel-requests.js";
-import { commitEnd, readJob, type JobRow } from "./job-store.js";
+import { commitEnd, readJob } from "./job-store.js";
+import { type JobRow } from "./job-row.js";
 import { mayRunAgain, runAgain } from "./rerun.js";
 
 export type EndReason = "timeout" | "cancelled";

@@ -8,7 +8,7 @@
 // process before it is made. A crash before the claim leaves it to the sweep; a crash after the claim and
 // before the call leaves a job the backend never heard of, which times out and counts as an attempt.
 import type { HubContext } from "../context.js";
-import { expiresAtFor } from "../delivery/stale-results.js";
+import { expiresAtFor } from "../tools/result-expiry.js";
 import { errorKey } from "../log-throttle.js";
 import { mapResponse, type ToolResult } from "../tools/map-response.js";
 import { renderToolRequest } from "../tools/render-request.js";
@@ -16,7 +16,8 @@ import type { Tool } from "../tools/tool-file.js";
 import { callBackend } from "./backend-call.js";
 import { callbackUrl } from "./callback-url.js";
 import { enqueueCancelRequest } from "./cancel-requests.js";
-import { commitResult, readJob, recordAccepted, type JobRow } from "./job-store.js";
+import { commitResult, readJob, recordAccepted } from "./job-store.js";
+import { type JobRow } from "./job-row.js";
 import { claimStart, commitRerun, owedStarts } from "./rerun-store.js";
 import { failureReason, messageOf } from "./start-tool-call.js";
 

@@ -5,7 +5,7 @@
 import type { HubContext } from "../../context.js";
 import type { SqlQuery } from "../../db/sql.js";
 import { HubError } from "../../errors.js";
-import { cancelJob } from "../../jobs/jobs.js";
+import { cancelJob } from "../../jobs/cancel-job.js";
 import { callIdOf } from "./timeline-entries.js";
 import { JOB_STATUS_WORD, STATUS_TOOL } from "./transcript.js";
 

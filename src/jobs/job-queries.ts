@@ -1,10 +1,10 @@
-// Reading jobs and cancelling one.
+// Reading jobs: one with its progress, a conversation's, and one awaited until it ends.
 import type { HubContext } from "../context.js";
 import { conversationExists, isUuid } from "../conversations/conversations.js";
-import { HubError, notFound } from "../errors.js";
-import { endJob } from "./end-job.js";
-import type { JobRow } from "./job-store.js";
-import { jobView, type JobStatus, type JobView } from "./job-view.js";
+import { notFound } from "../errors.js";
+import type { JobRow } from "./job-row.js";
+import type { JobStatus } from "./job-status.js";
+import { jobView, type JobView } from "./job-view.js";
 
 type ProgressJson = { text: string; notify: boolean; createdAt: string }[];
 const progressOf = (entries: ProgressJson) =>
@@ -65,21 +65,4 @@ export async function listJobs(ctx: HubContext, conversationId: string, status?:
     [conversationId, status ?? null],
   );
   return jobs.map((job) => jobView(job, progressOf(job.progress)));
-}
-
-/**
- * Cancels a running job: it ends as `cancelled`, the backend gets the tool's cancel request. A human who
- * names themselves is recorded on the job's failure entry, so the timeline says who called it off.
- */
-export async function cancelJob(
-  ctx: HubContext,
-  jobId: string,
-  by: string,
-  agent?: { id: string; name: string },
-): Promise<JobView> {
-  if (!isUuid(jobId)) throw notFound("job");
-  const { job, ended } = await endJob(ctx, jobId, "cancelled", by, agent);
-  if (!job) throw notFound("job");
-  if (!ended) throw new HubError(409, "job_ended", `the job has already ended (${job.status})`);
-  return jobView(job);
 }
