@@ -1,26 +1,29 @@
 // Who speaks for the hub in a conversation: the agent, or a human who took over. While a human has it,
 // automated output is held; handing back runs one turn with a `handback` input and every held item.
-import type { HubContext } from "../context.js";
-import { postDirectMessage } from "../conversations/direct-messages.js";
+import { postDirectMessage, type DirectMessageDeps } from "../conversations/direct-messages.js";
 import { requestTurn } from "../conversations/inbound.js";
 import { isUuid } from "../conversations/conversations.js";
-import { routeConversation } from "../delivery/deliver.js";
+import { routeConversation, type RouteDeps } from "../delivery/deliver.js";
+import type { DeliveryState } from "../delivery/delivery-state.js";
 import { route } from "../delivery/route.js";
 import type { ConversationRow, MessageRow } from "../delivery/rows.js";
 import { HubError, notFound } from "../errors.js";
+
+/** What taking over, handing back and a human's reply need. */
+export type ControlDeps = DirectMessageDeps & RouteDeps & { delivery: DeliveryState };
 
 export interface HumanAgent {
   id: string;
   name: string;
 }
 
-async function conversationOf(ctx: HubContext, id: string): Promise<ConversationRow> {
+async function conversationOf(ctx: ControlDeps, id: string): Promise<ConversationRow> {
   const conversation = isUuid(id) ? await ctx.delivery.readConversation(id) : undefined;
   if (!conversation) throw notFound("conversation");
   return conversation;
 }
 
-export async function takeOver(ctx: HubContext, conversationId: string, agent: HumanAgent): Promise<ConversationRow> {
+export async function takeOver(ctx: ControlDeps, conversationId: string, agent: HumanAgent): Promise<ConversationRow> {
   const { id } = await conversationOf(ctx, conversationId);
   // Taken unless another human has it (the same human taking over again is fine); one the agent handed to the
   // team (control human, nobody yet) is anyone's to take.
@@ -41,7 +44,7 @@ export async function takeOver(ctx: HubContext, conversationId: string, agent: H
   return taken;
 }
 
-export async function handBack(ctx: HubContext, conversationId: string): Promise<ConversationRow> {
+export async function handBack(ctx: ControlDeps, conversationId: string): Promise<ConversationRow> {
   const { id } = await conversationOf(ctx, conversationId);
   const released = await ctx.delivery.releaseOnHandback(id);
   if (!released) throw new HubError(409, "not_taken", "the agent already has this conversation");
@@ -52,7 +55,7 @@ export async function handBack(ctx: HubContext, conversationId: string): Promise
 
 /** A human agent's reply: routed as it is (never held by their own takeover). */
 export async function postHumanMessage(
-  ctx: HubContext,
+  ctx: ControlDeps,
   conversationId: string,
   text: string,
   agent?: HumanAgent,

@@ -3,14 +3,18 @@
 // stored as several messages (delivery/text-limits.ts), sent in order; the first is returned, the rest
 // follow it.
 import { randomUUID } from "node:crypto";
-import type { HubContext } from "../context.js";
+import type { Sql } from "../db/sql.js";
+import type { Changes } from "../delivery/changes.js";
 import type { MessageRow } from "../delivery/rows.js";
 import { splitForChannel } from "../delivery/text-limits.js";
 import type { Channel } from "../delivery/channel.js";
-import { requestTurn } from "./inbound.js";
+import { requestTurn, type TurnRequestDeps } from "./inbound.js";
+
+/** What writing a message for the person needs. */
+export type DirectMessageDeps = TurnRequestDeps & { sql: Sql; changes: Changes; now: () => Date };
 
 export async function postDirectMessage(
-  ctx: HubContext,
+  ctx: DirectMessageDeps,
   conversation: { id: string; channel: Channel },
   role: "agent" | "human",
   text: string,

@@ -3,20 +3,24 @@
 // meanwhile, adds nothing until a reply is committed. Results and progress alone (nobody waiting for an
 // answer) get no notice: they are simply given once the runtime is back.
 import { randomUUID } from "node:crypto";
-import type { HubContext } from "../context.js";
+import type { Sql } from "../db/sql.js";
 import { NOTICE_KEY } from "../conversations/notice.js";
-import { deliver } from "./deliver.js";
+import type { Changes } from "./changes.js";
+import { deliver, type DeliverDeps } from "./deliver.js";
 import { messageFromJson, type ConversationRow, type MessageRow, type TurnInputRow } from "./rows.js";
 
 export const AGENT_UNAVAILABLE_TEXT = "The assistant can't answer right now; we'll reply as soon as we can.";
 export const AGENT_UNAVAILABLE = "agent_unavailable";
+
+/** What giving the notice needs: the store, the change publisher, and what delivering it needs. */
+export type AgentUnavailableDeps = DeliverDeps & { sql: Sql; changes: Changes };
 
 /**
  * Records and routes the notice unless one was already given since the oldest message still waiting for its
  * answer. One statement, so even a turn that lost its lease cannot write a second one.
  */
 export async function noticeAgentUnavailable(
-  ctx: HubContext,
+  ctx: AgentUnavailableDeps,
   conversation: ConversationRow,
   inputs: TurnInputRow[],
 ): Promise<MessageRow | undefined> {

@@ -2,7 +2,7 @@
 // after the outcome, its timeline entry and its turn input are committed together — one statement — and
 // the conversation's turn is asked for.
 import { z } from "zod";
-import type { HubContext } from "../context.js";
+import type { CallbackDeps } from "./job-deps.js";
 import { expiresAtFor } from "../tools/result-expiry.js";
 import { HubError, UnavailableError } from "../errors.js";
 import { errorKey } from "../log-throttle.js";
@@ -60,7 +60,7 @@ async function committed<T>(work: Promise<T>): Promise<T> {
   }
 }
 
-export async function handleCallback(ctx: HubContext, token: string, rawBody: unknown): Promise<CallbackAnswer> {
+export async function handleCallback(ctx: CallbackDeps, token: string, rawBody: unknown): Promise<CallbackAnswer> {
   const claim = verifyCallbackToken(ctx.config.secrets.callbackSecret, token, ctx.now());
   if (!claim) throw unknownJob();
   const { jobId } = claim;
@@ -118,7 +118,7 @@ export async function handleCallback(ctx: HubContext, token: string, rawBody: un
  * read, to tell a duplicate from a job that ended otherwise.
  */
 async function handleResult(
-  ctx: HubContext,
+  ctx: CallbackDeps,
   jobId: string,
   claimedTool: string | undefined,
   body: Extract<CallbackBody, { result: unknown }>,

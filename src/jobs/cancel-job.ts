@@ -1,5 +1,5 @@
 // Cancelling a job (the API, the console, the LLM agent's built-in tool).
-import type { HubContext } from "../context.js";
+import type { JobDeps } from "./job-deps.js";
 import { isUuid } from "../conversations/conversations.js";
 import { HubError, notFound } from "../errors.js";
 import { endJob } from "./end-job.js";
@@ -10,7 +10,7 @@ import { jobView, type JobView } from "./job-view.js";
  * names themselves is recorded on the job's failure entry, so the timeline says who called it off.
  */
 export async function cancelJob(
-  ctx: HubContext,
+  ctx: JobDeps,
   jobId: string,
   by: string,
   agent?: { id: string; name: string },
