@@ -1,4 +1,5 @@
-// What every service function is handed: built once by the composition root (src/hub.ts).
+// What transport, workers and channel adapters are handed: built once by the composition root (src/hub.ts).
+// The domain takes only the narrow dependencies it declares (DeliverDeps, TurnDeps, JobDeps …); this satisfies them.
 import type { AgentPort } from "./agent/agent-port.js";
 import type { ChannelAdapter } from "./delivery/channel-port.js";
 import type { VisitorLimits } from "./channels/widget/visitor-limits.js";
