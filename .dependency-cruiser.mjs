@@ -33,6 +33,15 @@ export default {
       from: { path: domain },
       to: { path: upward },
     },
+    {
+      name: "context-at-composition-level",
+      comment:
+        "HubContext is the composition level's: the root (hub.ts), transport (server/), workers and channel " +
+        "adapters. Everything else declares the narrow dependencies it needs.",
+      severity: "error",
+      from: { pathNot: "^src/(hub\\.ts$|context\\.ts$|server/|workers/|channels/)" },
+      to: { path: "^src/context\\.ts$" },
+    },
   ],
   options: {
     doNotFollow: { path: "node_modules" },

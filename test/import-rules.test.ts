@@ -1,6 +1,6 @@
 // The import rules `npm run check` applies (.dependency-cruiser.mjs), run on a small tree of their own: they
-// refuse the domain importing HubContext (a type-only import too) and a cycle made of type imports, and let
-// transport import the context. The repository's own tree is checked by `npm run check:imports`.
+// refuse the domain importing HubContext (a type-only import too), anything but the composition level
+// importing it, and a cycle made of type imports; transport and channel adapters may import the context. The repository's own tree is checked by `npm run check:imports`.
 import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -18,6 +18,9 @@ const files: Record<string, string> = {
   "src/server/route.ts":
     'import type { HubContext } from "../context.js";\nexport const at = (ctx: HubContext) => ctx.now();\n',
   "src/tools/alone.ts": "export const alone = true;\n",
+  "src/cli/reads-context.ts": 'import type { HubContext } from "../context.js";\nexport type Read = HubContext;\n',
+  "src/channels/widget/adapter.ts":
+    'import type { HubContext } from "../../context.js";\nexport type Adapter = HubContext;\n',
 };
 
 function cruise(cwd: string): Promise<{ code: number | null; out: string }> {
@@ -51,7 +54,8 @@ describe("import rules", () => {
     expect(out).toContain("domain-imports-down: src/delivery/takes-context.ts → src/context.ts");
     expect(out).toMatch(/no-cycle: src\/jobs\/(first|second)\.ts/);
     expect(out).not.toContain("src/server/route.ts");
+    expect(out).toContain("context-at-composition-level: src/cli/reads-context.ts → src/context.ts");
     expect(out).not.toContain("src/tools/alone.ts");
-    expect(out).toMatch(/2 dependency violations/);
+    expect(out).not.toContain("src/channels/widget/adapter.ts");
   });
 });
