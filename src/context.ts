@@ -1,9 +1,10 @@
-// What every service function is handed: built once by the composition root (src/hub.ts).
+// What transport, workers and channel adapters are handed: built once by the composition root (src/hub.ts).
+// The domain takes only the narrow dependencies it declares (DeliverDeps, TurnDeps, JobDeps …); this satisfies them.
 import type { AgentPort } from "./agent/agent-port.js";
 import type { ChannelAdapter } from "./delivery/channel-port.js";
 import type { VisitorLimits } from "./channels/widget/visitor-limits.js";
 import type { Config } from "./config.js";
-import type { Channel } from "./delivery/channel-port.js";
+import type { Channel } from "./delivery/channel.js";
 import type { Sql } from "./db/sql.js";
 import type { MessageChanges } from "./conversations/message-changes.js";
 import type { Changes } from "./delivery/changes.js";

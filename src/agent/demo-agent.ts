@@ -1,7 +1,7 @@
 // The built-in composer's demo behaviour: "run the demo" or "search for …" starts the demo tool in this
 // conversation, looking for what the person asked for.
-import type { HubContext } from "../context.js";
 import { HubError } from "../errors.js";
+import type { JobDeps } from "../jobs/job-deps.js";
 import { startToolCall } from "../jobs/start-tool-call.js";
 
 export const DEMO_TOOL = "demo_search";
@@ -19,7 +19,7 @@ export function demoQuery(text: string): string {
 }
 
 /** Starts the demo tool for the conversation and says so, in the composer's words. */
-export async function startDemo(ctx: HubContext, conversationId: string, text: string): Promise<string> {
+export async function startDemo(ctx: JobDeps, conversationId: string, text: string): Promise<string> {
   try {
     const query = demoQuery(text);
     const outcome = await startToolCall(ctx, conversationId, { tool: DEMO_TOOL, arguments: { query } });

@@ -1,12 +1,18 @@
 // What a support team reads: conversations with their held and waiting counts, and one conversation's
 // full timeline with its jobs, progress and every delivery decision.
-import type { HubContext } from "../context.js";
+import type { SqlQuery } from "../db/sql.js";
 import { conversationView, getConversation, type ConversationView } from "../conversations/conversations.js";
 import { messageView, type MessageView } from "../conversations/timeline.js";
 import { messageFromJson, type ConversationRow, type MessageRow } from "../delivery/rows.js";
-import type { JobRow } from "../jobs/job-store.js";
+import type { JobRow } from "../jobs/job-row.js";
 import { jobView, type JobView } from "../jobs/job-view.js";
 import { contactLabel, searchTerms } from "./contact-label.js";
+
+/** What the console's reads need: the store and the clock. */
+export interface ConsoleQueryDeps {
+  sql: SqlQuery;
+  now: () => Date;
+}
 
 export interface ConversationFilter {
   channel?: string | undefined;
@@ -35,7 +41,10 @@ export interface ConversationSummary extends ConsoleConversationView {
   lastMessage: MessageView | null;
 }
 
-export async function listConversations(ctx: HubContext, filter: ConversationFilter): Promise<ConversationSummary[]> {
+export async function listConversations(
+  ctx: ConsoleQueryDeps,
+  filter: ConversationFilter,
+): Promise<ConversationSummary[]> {
   const search = filter.q ? searchTerms(filter.q) : undefined;
   const rows = await ctx.sql.query<
     ConversationRow & { held: string; waiting: string; lastMessage: Record<string, unknown> | null }
@@ -80,7 +89,7 @@ export interface ConversationTimeline {
 
 /** Needs only the database and the clock, so `hub conversation show` can read it without a running hub. */
 export async function conversationTimeline(
-  ctx: Pick<HubContext, "sql" | "now">,
+  ctx: ConsoleQueryDeps,
   conversationId: string,
 ): Promise<ConversationTimeline> {
   const conversation = await getConversation(ctx.sql, conversationId);

@@ -1,26 +1,29 @@
 // Who speaks for the hub in a conversation: the agent, or a human who took over. While a human has it,
 // automated output is held; handing back runs one turn with a `handback` input and every held item.
-import type { HubContext } from "../context.js";
-import { postDirectMessage } from "../conversations/direct-messages.js";
+import { postDirectMessage, type DirectMessageDeps } from "../conversations/direct-messages.js";
 import { isUuid } from "../conversations/conversations.js";
-import { routeConversation } from "../delivery/deliver.js";
-import { afterCommit } from "../delivery/effects.js";
+import { routeConversation, type RouteDeps } from "../delivery/deliver.js";
+import type { DeliveryState } from "../delivery/delivery-state.js";
+import { afterCommit, type EffectsContext } from "../delivery/effects.js";
 import { route } from "../delivery/route.js";
 import type { ConversationRow, MessageRow } from "../delivery/rows.js";
 import { HubError, notFound } from "../errors.js";
+
+/** What taking over, handing back and a human's reply need. */
+export type ControlDeps = DirectMessageDeps & RouteDeps & EffectsContext & { delivery: DeliveryState };
 
 export interface HumanAgent {
   id: string;
   name: string;
 }
 
-async function conversationOf(ctx: HubContext, id: string): Promise<ConversationRow> {
+async function conversationOf(ctx: ControlDeps, id: string): Promise<ConversationRow> {
   const conversation = isUuid(id) ? await ctx.delivery.readConversation(id) : undefined;
   if (!conversation) throw notFound("conversation");
   return conversation;
 }
 
-export async function takeOver(ctx: HubContext, conversationId: string, agent: HumanAgent): Promise<ConversationRow> {
+export async function takeOver(ctx: ControlDeps, conversationId: string, agent: HumanAgent): Promise<ConversationRow> {
   const { id } = await conversationOf(ctx, conversationId);
   const taken = await ctx.delivery.takeOver(id, agent);
   if (!taken) {
@@ -35,7 +38,7 @@ export async function takeOver(ctx: HubContext, conversationId: string, agent: H
   return taken;
 }
 
-export async function handBack(ctx: HubContext, conversationId: string): Promise<ConversationRow> {
+export async function handBack(ctx: ControlDeps, conversationId: string): Promise<ConversationRow> {
   const { id } = await conversationOf(ctx, conversationId);
   const released = await ctx.delivery.releaseOnHandback(id);
   if (!released) throw new HubError(409, "not_taken", "the agent already has this conversation");
@@ -45,7 +48,7 @@ export async function handBack(ctx: HubContext, conversationId: string): Promise
 
 /** A human agent's reply: routed as it is (never held by their own takeover). */
 export async function postHumanMessage(
-  ctx: HubContext,
+  ctx: ControlDeps,
   conversationId: string,
   text: string,
   agent?: HumanAgent,

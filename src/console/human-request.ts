@@ -1,11 +1,18 @@
 // The agent hands a conversation to the team (the LLM agent's hand-off-to-human): it becomes the team's —
 // automated output is held, the agent stays quiet — with nobody on it yet, and the console shows it waiting
 // with the agent's reason until someone takes it over and hands it back.
-import type { HubContext } from "../context.js";
-import { afterCommit } from "../delivery/effects.js";
+import type { DeliveryState } from "../delivery/delivery-state.js";
+import { afterCommit, type EffectsContext } from "../delivery/effects.js";
+import type { Logger } from "../logger.js";
+
+/** What recording a hand-off needs. */
+export interface HumanRequestDeps extends EffectsContext {
+  delivery: Pick<DeliveryState, "handToTeam">;
+  log: Logger;
+}
 
 /** Idempotent: a conversation already with the team keeps who has it and the first reason. */
-export async function requestHuman(ctx: HubContext, conversationId: string, reason: string): Promise<void> {
+export async function requestHuman(ctx: HumanRequestDeps, conversationId: string, reason: string): Promise<void> {
   const requested = await ctx.delivery.handToTeam(conversationId, reason);
   if (!requested) return;
   ctx.log.info({ conversation_id: conversationId }, "the agent handed the conversation to the team");

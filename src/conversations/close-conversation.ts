@@ -3,14 +3,21 @@
 // it. What it held or waited to give is set aside (delivery-state's closeConversation), and a result that
 // comes later is recorded and expires (`conversation_closed`); the agent gets each as `tool_expired` with
 // the person's next message.
-import type { HubContext } from "../context.js";
-import { afterCommit } from "../delivery/effects.js";
+import type { DeliveryState } from "../delivery/delivery-state.js";
+import { afterCommit, type EffectsContext } from "../delivery/effects.js";
 import type { ConversationRow } from "../delivery/rows.js";
 import { notFound } from "../errors.js";
+import type { Logger } from "../logger.js";
 import { isUuid } from "./conversations.js";
 
+/** What closing needs. */
+export interface CloseDeps extends EffectsContext {
+  delivery: Pick<DeliveryState, "closeConversation" | "readConversation">;
+  log: Logger;
+}
+
 /** Closes it (closing a closed conversation changes nothing); the conversation as it now stands. */
-export async function closeConversation(ctx: HubContext, conversationId: string): Promise<ConversationRow> {
+export async function closeOnRequest(ctx: CloseDeps, conversationId: string): Promise<ConversationRow> {
   if (!isUuid(conversationId)) throw notFound("conversation");
   const closed = await ctx.delivery.closeConversation(conversationId);
   if (closed) {

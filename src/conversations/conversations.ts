@@ -4,7 +4,7 @@ import type { Sql, SqlQuery } from "../db/sql.js";
 import { notFound } from "../errors.js";
 import type { Conversation } from "../generated/prisma/client.js";
 import { windowOf, type WindowState } from "../delivery/window.js";
-import { WIDGET_CHANNELS, type Channel } from "../delivery/channel-port.js";
+import { WIDGET_CHANNELS, type Channel } from "../delivery/channel.js";
 import { conversationFromJson, type ConversationRow } from "../delivery/rows.js";
 
 export interface ConversationView {

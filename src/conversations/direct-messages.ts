@@ -3,14 +3,17 @@
 // stored as several messages (delivery/text-limits.ts), sent in order; the first is returned, the rest
 // follow it.
 import { randomUUID } from "node:crypto";
-import type { HubContext } from "../context.js";
+import type { Sql } from "../db/sql.js";
 import type { MessageRow } from "../delivery/rows.js";
 import { splitForChannel } from "../delivery/text-limits.js";
-import type { Channel } from "../delivery/channel-port.js";
-import { afterCommit } from "../delivery/effects.js";
+import type { Channel } from "../delivery/channel.js";
+import { afterCommit, type EffectsContext } from "../delivery/effects.js";
+
+/** What writing a message for the person needs. */
+export type DirectMessageDeps = EffectsContext & { sql: Sql; now: () => Date };
 
 export async function postDirectMessage(
-  ctx: HubContext,
+  ctx: DirectMessageDeps,
   conversation: { id: string; channel: Channel },
   role: "agent" | "human",
   text: string,

@@ -1,14 +1,19 @@
 // The person's own messages, from any channel: recorded once (idempotent on the client's or the channel's
 // id) with everything that waited for them released (delivery-state.ts), and a turn asked for.
-import type { HubContext } from "../context.js";
-import type { InboundMessage } from "../delivery/delivery-state.js";
-import { requestTurn } from "../delivery/effects.js";
+import type { DeliveryState, InboundMessage } from "../delivery/delivery-state.js";
+import { requestTurn, type EffectsContext } from "../delivery/effects.js";
 import type { MessageRow } from "../delivery/rows.js";
 
 export type { InboundMessage };
 
+/** What asking for a turn needs: the turn requester, and where to say that Redis did not answer. */
+export type TurnRequestDeps = Pick<EffectsContext, "turns" | "warnRepeated">;
+
+/** What recording the person's message needs. */
+export type InboundDeps = TurnRequestDeps & { delivery: Pick<DeliveryState, "commitInbound"> };
+
 export async function receiveUserMessage(
-  ctx: HubContext,
+  ctx: InboundDeps,
   inbound: InboundMessage,
 ): Promise<{ message: MessageRow; created: boolean }> {
   const outcome = await ctx.delivery.commitInbound(inbound);

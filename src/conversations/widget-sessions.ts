@@ -6,7 +6,7 @@ import { issuedVisitorId, issueVisitorId, visitorLabel } from "../channels/widge
 import { verifiedIdentity } from "../channels/widget/widget-identity.js";
 import { createWidgetToken } from "../channels/widget/widget-token.js";
 import type { Sql } from "../db/sql.js";
-import type { Channel } from "../delivery/channel-port.js";
+import type { Channel } from "../delivery/channel.js";
 import { HubError } from "../errors.js";
 import { findOrCreateWidgetConversation } from "./conversations.js";
 

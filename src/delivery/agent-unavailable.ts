@@ -3,29 +3,24 @@
 // meanwhile, adds nothing until a reply is committed. Results and progress alone (nobody waiting for an
 // answer) get no notice: they are simply given once the runtime is back.
 import { randomUUID } from "node:crypto";
-import type { HubContext } from "../context.js";
-import { deliver } from "./deliver.js";
-import { afterCommit } from "./effects.js";
+import type { Sql } from "../db/sql.js";
+import { NOTICE_KEY } from "../conversations/notice.js";
+import { deliver, type DeliverDeps } from "./deliver.js";
+import { afterCommit, type EffectsContext } from "./effects.js";
 import { messageFromJson, type ConversationRow, type MessageRow, type TurnInputRow } from "./rows.js";
 
 export const AGENT_UNAVAILABLE_TEXT = "The assistant can't answer right now; we'll reply as soon as we can.";
-/** How a notice is marked in its message's `data`. */
-export const NOTICE_KEY = "notice";
 export const AGENT_UNAVAILABLE = "agent_unavailable";
 
-/** The notice a message carries, if it is the hub's own notice rather than the agent's words. */
-export function noticeOf(data: unknown): string | undefined {
-  if (!data || typeof data !== "object" || Array.isArray(data)) return undefined;
-  const notice = (data as Record<string, unknown>)[NOTICE_KEY];
-  return typeof notice === "string" ? notice : undefined;
-}
+/** What giving the notice needs: the store, the effects of a commit, and what delivering it needs. */
+export type AgentUnavailableDeps = DeliverDeps & EffectsContext & { sql: Sql };
 
 /**
  * Records and routes the notice unless one was already given since the oldest message still waiting for its
  * answer. One statement, so even a turn that lost its lease cannot write a second one.
  */
 export async function noticeAgentUnavailable(
-  ctx: HubContext,
+  ctx: AgentUnavailableDeps,
   conversation: ConversationRow,
   inputs: TurnInputRow[],
 ): Promise<MessageRow | undefined> {

@@ -1,7 +1,7 @@
 // Every change of delivery state, published once after the commit that made it, by the effects of that commit
 // (effects.ts); the console and widget namespaces, the job waiters (and anything else that wants to know)
 // subscribe. Nothing notifies by hand.
-import type { JobStatus } from "../jobs/job-store.js";
+import type { JobStatus } from "../jobs/job-status.js";
 import type { ConversationRow, MessageRow } from "./rows.js";
 
 export type Change =

@@ -1,12 +1,8 @@
 // The port every channel adapter implements (src/channels/*): sending a message, and (where the channel has
 // them) templates. The router never names a channel's wire format. A send the channel did not accept for a
-// passing reason throws SendDeferredError (channels/meta/deferred.ts) so the turn is retried.
+// passing reason throws SendDeferredError (send-deferred.ts) so the turn is retried.
 import type { ConversationRow, MessageRow } from "./rows.js";
-
-export type Channel = "web" | "ios" | "android" | "flutter" | "whatsapp" | "instagram" | "messenger";
-export const WIDGET_CHANNELS: readonly Channel[] = ["web", "ios", "android", "flutter"];
-export const CHANNELS: readonly Channel[] = [...WIDGET_CHANNELS, "whatsapp", "instagram", "messenger"];
-export const isWidgetChannel = (channel: string) => (WIDGET_CHANNELS as readonly string[]).includes(channel);
+import type { DecisionOf } from "./statuses.js";
 
 /** What a channel needs of a conversation and a message to send it. */
 export type SendConversation = Pick<ConversationRow, "id" | "channel" | "account" | "contact" | "name">;
@@ -15,11 +11,11 @@ export type SendMessage = Pick<MessageRow, "id" | "role" | "text" | "createdAt" 
 
 export type SendOutcome =
   /** Widget: pushed to a connected socket (acked → delivered; no ack → stored) or kept for the history. */
-  | { status: "delivered" | "live" | "stored"; decision: "live" | "stored" }
+  | { status: "delivered" | "live" | "stored"; decision: DecisionOf<"live" | "stored"> }
   /** Meta: accepted by the Graph API. */
-  | { status: "sent"; decision: "sent"; externalId: string }
+  | { status: "sent"; decision: DecisionOf<"sent">; externalId: string }
   /** The channel refused for good; the code is kept on the message. */
-  | { status: "failed"; decision: "failed"; code: string; title?: string }
+  | { status: "failed"; decision: DecisionOf<"failed">; code: string; title?: string }
   /** Outside the messaging window after all (WhatsApp 131047, Instagram's window error). */
   | { status: "window_closed" };
 

@@ -2,10 +2,15 @@
 // stands, the channel adapter speaks the channel, and the outcome is recorded through delivery-state (on
 // the message and on the inputs it answers). A decision that depends on the conversation (hold, wait for
 // the person) is recorded only if the conversation has not changed meanwhile; otherwise it is routed again.
-import type { HubContext } from "../context.js";
+import type { Config } from "../config.js";
+import type { Logger } from "../logger.js";
+import type { ThrottledLog } from "../log-throttle.js";
+import type { Metrics } from "../metrics.js";
+import type { ToolRegistry } from "../tools/load-tools.js";
+import type { Channel } from "./channel.js";
 import { errorKey } from "../log-throttle.js";
-import type { SendOutcome, TemplateMessage, TemplateOutcome } from "./channel-port.js";
-import type { Recorded } from "./delivery-state.js";
+import type { ChannelAdapter, SendOutcome, TemplateMessage, TemplateOutcome } from "./channel-port.js";
+import type { DeliveryState, Recorded } from "./delivery-state.js";
 import { renderTemplate } from "./template.js";
 import type { ConversationRow, MessageRow } from "./rows.js";
 import { route, type RouteConversation } from "./route.js";
@@ -13,8 +18,26 @@ import { route, type RouteConversation } from "./route.js";
 /** A conversation changing under the same message more often than this is not worth chasing further. */
 const MAX_REROUTES = 5;
 
+/** What routing a conversation needs: which channels this hub has configured. */
+export interface RouteDeps {
+  channels: Record<Channel, Pick<ChannelAdapter, "enabled">>;
+}
+
+/** What delivering a message needs: the channels, delivery state, the push requester, tool files. */
+export interface DeliverDeps {
+  config: { meta: Pick<Config["meta"], "defaultTemplate"> };
+  channels: Record<Channel, ChannelAdapter>;
+  delivery: DeliveryState;
+  push: { request(messageId: string, delayMs?: number): Promise<void> };
+  tools: ToolRegistry;
+  metrics: Pick<Metrics, "deliveries" | "sendFailures">;
+  log: Logger;
+  warnRepeated: ThrottledLog;
+  now: () => Date;
+}
+
 export function routeConversation(
-  ctx: HubContext,
+  ctx: RouteDeps,
   conversation: ConversationRow,
   templateAvailable: boolean,
 ): RouteConversation {
@@ -35,7 +58,7 @@ const failed = (outcome: { code: string; title?: string | undefined }): Recorded
   reason: `${outcome.code}${outcome.title ? ` ${outcome.title}` : ""}`,
 });
 
-export async function deliver(ctx: HubContext, start: ConversationRow, message: MessageRow): Promise<MessageRow> {
+export async function deliver(ctx: DeliverDeps, start: ConversationRow, message: MessageRow): Promise<MessageRow> {
   let conversation = start;
   const author = message.role === "human" ? "human" : "agent";
   const channel = ctx.channels[conversation.channel];
@@ -131,7 +154,7 @@ export async function deliver(ctx: HubContext, start: ConversationRow, message: 
 
 /** The template for this message: its tool's `whatsapp_template`, else the hub-wide default. */
 async function templateFor(
-  ctx: HubContext,
+  ctx: DeliverDeps,
   conversation: ConversationRow,
   message: MessageRow,
 ): Promise<TemplateMessage | undefined> {

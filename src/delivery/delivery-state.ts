@@ -9,12 +9,12 @@
 // that depends on the conversation (hold, wait for a reply) all lock it, so a decision made on a state that
 // changed meanwhile is not recorded ("stale") and the caller routes again.
 import type { ConversationRow, MessageRow, TurnInputRow } from "./rows.js";
-import type { DeliveryStatus, ExpiryReason, MetaStatus } from "./statuses.js";
+import type { Decision, DeliveryStatus, ExpiryReason, MetaStatus } from "./statuses.js";
 
 /** What routing one message came to, as recorded on it. */
 export interface Recorded {
   status: DeliveryStatus;
-  decision: string;
+  decision: Decision;
   reason: string | null;
   externalId?: string;
 }

@@ -1,7 +1,8 @@
 // The routing core: for one item and one conversation, at the moment of sending, what to do and why.
 // Pure: no database, no clock of its own (docs/architecture.md, Delivery).
 import { WINDOW_MS } from "./window.js";
-import { WIDGET_CHANNELS, type Channel } from "./channel-port.js";
+import { WIDGET_CHANNELS, type Channel } from "./channel.js";
+import type { DecisionOf } from "./statuses.js";
 
 /** Instagram and Messenger let a human agent answer up to 7 days after the person's last message (HUMAN_AGENT tag). */
 export const HUMAN_AGENT_TAG_MS = 7 * 24 * 3_600_000;
@@ -27,20 +28,20 @@ export interface RouteItem {
 }
 
 export type Route =
-  | { action: "hold"; decision: "held"; reason: "human_control" }
+  | { action: "hold"; decision: DecisionOf<"held">; reason: "human_control" }
   | { action: "push"; reason: "widget" }
-  | { action: "send"; decision: "sent"; reason: "window_open" | "human_agent_tag" }
-  | { action: "template"; decision: "template"; reason: "window_closed" }
+  | { action: "send"; decision: DecisionOf<"sent">; reason: "window_open" | "human_agent_tag" }
+  | { action: "template"; decision: DecisionOf<"template">; reason: "window_closed" }
   | {
       action: "await_reply";
-      decision: "awaiting_reply";
+      decision: DecisionOf<"awaiting_reply">;
       reason:
         | "template_sent_this_period"
         | "window_closed_no_template"
         | "window_closed_instagram"
         | "window_closed_messenger";
     }
-  | { action: "fail"; decision: "failed"; reason: "channel_off" | "window_closed" };
+  | { action: "fail"; decision: DecisionOf<"failed">; reason: "channel_off" | "window_closed" };
 
 export function route(conversation: RouteConversation, item: RouteItem, now: Date): Route {
   const widget = (WIDGET_CHANNELS as readonly string[]).includes(conversation.channel);

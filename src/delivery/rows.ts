@@ -1,7 +1,15 @@
 // The rows the delivery core reads and writes, as its SQL returns them (src/db/sql.ts): plain objects,
 // timestamps as Dates, seq as a string.
-import type { Channel } from "./channel-port.js";
-import type { DeliveryStatus, InputKind, InputState, MessageRole, WidgetReceipt } from "./statuses.js";
+import type { Channel } from "./channel.js";
+import type {
+  Decision,
+  DeliveryStatus,
+  InputDecision,
+  InputKind,
+  InputState,
+  MessageRole,
+  WidgetReceipt,
+} from "./statuses.js";
 
 export interface ConversationRow {
   id: string;
@@ -38,7 +46,7 @@ export interface MessageRow {
   externalId: string | null;
   status: DeliveryStatus | null;
   turnId: string | null;
-  decision: string | null;
+  decision: Decision | null;
   statusReason: string | null;
   /** A widget receipt that came while the message was being pushed; the delivery decision applies it. */
   receipt: WidgetReceipt | null;
@@ -63,7 +71,7 @@ export interface TurnInputRow {
   state: InputState;
   turnId: string | null;
   replyId: string | null;
-  decision: string | null;
+  decision: InputDecision | null;
   reason: string | null;
   /** A result or failure not given by then expires (its tool's `deliver_within`). */
   expiresAt: Date | null;

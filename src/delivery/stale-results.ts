@@ -4,15 +4,20 @@
 // place, so it can offer to run the tool again. So does every result that comes to a closed conversation,
 // whose notice waits for the person's return. Checked at the moment of delivery (here, in every turn) and by
 // the sweep, so the timeline shows an expiry without waiting for a turn. The transitions are delivery-state's.
-import type { HubContext } from "../context.js";
+import type { Logger } from "../logger.js";
+import type { ThrottledLog } from "../log-throttle.js";
+import type { DeliveryState } from "./delivery-state.js";
 import { requestTurn } from "./effects.js";
-import type { Tool } from "../tools/tool-file.js";
+import type { TurnRequester } from "./turn-schedule.js";
 import type { ConversationRow, TurnInputRow } from "./rows.js";
 
-/** When a result arriving `at` becomes stale, by its tool's `deliver_within`; null when it never does. */
-export function expiresAtFor(tool: Tool | undefined, at: Date): Date | null {
-  const ms = tool?.async?.deliverWithinMs;
-  return ms === undefined ? null : new Date(at.getTime() + ms);
+/** What setting stale results aside needs; the sweep also asks for the turns that give their notices. */
+export interface StaleResultsDeps {
+  delivery: DeliveryState;
+  turns: TurnRequester;
+  log: Logger;
+  warnRepeated: ThrottledLog;
+  now: () => Date;
 }
 
 const isResult = (input: TurnInputRow) => input.kind === "tool_result" || input.kind === "tool_failed";
@@ -23,7 +28,7 @@ const isResult = (input: TurnInputRow) => input.kind === "tool_result" || input.
  * replaced, in place, by their `tool_expired` notices.
  */
 export async function setAsideStale<T extends TurnInputRow>(
-  ctx: HubContext,
+  ctx: Pick<StaleResultsDeps, "delivery" | "log" | "now">,
   conversation: ConversationRow,
   inputs: T[],
 ): Promise<(T | TurnInputRow)[]> {
@@ -54,7 +59,7 @@ export async function setAsideStale<T extends TurnInputRow>(
 }
 
 /** The sweep's part: expires what is past its `deliver_within` anywhere, and asks for the turns now owed. */
-export async function expireStaleResults(ctx: HubContext): Promise<number> {
+export async function expireStaleResults(ctx: StaleResultsDeps): Promise<number> {
   const notices = await ctx.delivery.expireInputs({ reason: "deliver_within" });
   if (notices.length > 0) ctx.log.info({ expired: notices.length }, "stale results expired by the sweep");
   const owed = new Set(notices.filter((notice) => notice.state === "pending").map((notice) => notice.conversationId));

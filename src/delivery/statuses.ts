@@ -49,6 +49,10 @@ export type WidgetReceipt = "delivered" | "read";
 
 /** The router's decision, recorded with its reason on each message it routes; `expired` is the stale-result check's. */
 export type Decision = "live" | "stored" | "sent" | "template" | "held" | "awaiting_reply" | "failed" | "expired";
+/** Some of the decisions, checked: a word that is not a Decision does not compile. */
+export type DecisionOf<D extends Decision> = D;
+/** What a turn input's decision can be: its answer's routing, or what set it aside without one. */
+export type InputDecision = Decision | "superseded" | "no_reply";
 
 /** Meta's statuses in the order they happen: a later one never moves a message back to an earlier one. */
 export const META_STATUS_RANK = { sent: 1, delivered: 2, read: 3, failed: 4 } as const;

@@ -1,7 +1,7 @@
 // How long one message may be on each Meta channel, and how a longer reply is split into several sends:
 // at a paragraph break if one falls in the second half of the limit, else at a sentence end, else at a
 // space, else at the limit itself — never inside a character (half of an emoji's surrogate pair is not text).
-import type { Channel } from "./channel-port.js";
+import type { Channel } from "./channel.js";
 
 export const TEXT_LIMITS: Partial<Record<Channel, number>> = { whatsapp: 4096, instagram: 1000, messenger: 1000 };
 

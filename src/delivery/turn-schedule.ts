@@ -279,3 +279,6 @@ export function turnSchedule(
     held: () => holders.size,
   };
 }
+
+/** What the domain needs of the schedule: asking for a conversation's turn. */
+export type TurnRequester = Pick<TurnSchedule, "request">;

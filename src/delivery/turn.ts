@@ -4,19 +4,36 @@
 // if they are all still pending — and routed. Held while a human has the conversation. A turn reads what it
 // needs in one statement and re-reads nothing: a turn retried after a crash picks up where it stopped.
 import { randomUUID } from "node:crypto";
-import { AgentUnavailableError, type TurnInput, type TurnReply, type TurnRequest } from "../agent/agent-port.js";
-import type { HubContext } from "../context.js";
+import {
+  AgentUnavailableError,
+  type AgentPort,
+  type TurnInput,
+  type TurnReply,
+  type TurnRequest,
+} from "../agent/agent-port.js";
+import type { Metrics } from "../metrics.js";
 import { errorKey } from "../log-throttle.js";
-import { requestHuman } from "../console/human-request.js";
-import { noticeAgentUnavailable } from "./agent-unavailable.js";
+import { requestHuman, type HumanRequestDeps } from "../console/human-request.js";
+import { noticeAgentUnavailable, type AgentUnavailableDeps } from "./agent-unavailable.js";
 import { deliver } from "./deliver.js";
 import { publish } from "./effects.js";
-import { setAsideStale } from "./stale-results.js";
+import { setAsideStale, type StaleResultsDeps } from "./stale-results.js";
 import { splitForChannel } from "./text-limits.js";
 import type { ConversationRow, TurnInputRow } from "./rows.js";
 import { readTurnSnapshot, type TurnSnapshot } from "./turn-snapshot.js";
 
-export async function runTurn(ctx: HubContext, conversationId: string): Promise<void> {
+/**
+ * What a turn needs: the agent, and what delivering, giving notices, setting stale results aside and handing
+ * off to a person need.
+ */
+export type TurnDeps = AgentUnavailableDeps &
+  HumanRequestDeps &
+  StaleResultsDeps & {
+    agent: AgentPort;
+    metrics: Pick<Metrics, "deliveries">;
+  };
+
+export async function runTurn(ctx: TurnDeps, conversationId: string): Promise<void> {
   const snapshot = await readTurnSnapshot(ctx.sql, conversationId, {
     history: ctx.agent.remote && ctx.agent.wantsHistory !== false,
   });
@@ -86,12 +103,12 @@ export async function runTurn(ctx: HubContext, conversationId: string): Promise<
 }
 
 /** The person's client shows (or stops showing) that a reply is coming. */
-const typing = (ctx: HubContext, conversationId: string, on: boolean) =>
+const typing = (ctx: Pick<TurnDeps, "changes">, conversationId: string, on: boolean) =>
   publish(ctx.changes, [{ type: "typing", conversationId, typing: on }]);
 
 /** Best effort: a notice that cannot be written now is tried again by the turn's next attempt. */
 async function tellAgentUnavailable(
-  ctx: HubContext,
+  ctx: AgentUnavailableDeps,
   conversation: ConversationRow,
   inputs: TurnInputRow[],
 ): Promise<void> {

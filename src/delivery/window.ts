@@ -1,6 +1,6 @@
 // The messaging window: Meta channels accept free-form messages until 24 h after the person's last
 // inbound message (by Meta's own timestamp). Widget channels have no window.
-import { isWidgetChannel } from "./channel-port.js";
+import { isWidgetChannel } from "./channel.js";
 
 export const WINDOW_MS = 24 * 3_600_000;
 

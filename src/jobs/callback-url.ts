@@ -1,9 +1,12 @@
 // The signed callback URL handed to a tool backend for one job.
-import type { HubContext } from "../context.js";
+import type { Config } from "../config.js";
 import type { Job } from "../generated/prisma/client.js";
 import { createCallbackToken, TOKEN_GRACE_MS } from "./callback-token.js";
 
-export function callbackUrl(ctx: HubContext, job: Pick<Job, "id" | "timeoutAt" | "tool">): string {
+export function callbackUrl(
+  ctx: { config: Pick<Config, "secrets">; publicUrl: () => string },
+  job: Pick<Job, "id" | "timeoutAt" | "tool">,
+): string {
   return signedCallbackUrl(ctx.config.secrets.callbackSecret, ctx.publicUrl(), job);
 }
 

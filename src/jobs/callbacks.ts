@@ -2,10 +2,10 @@
 // after the outcome, its timeline entry and its turn input are committed together — one statement — and
 // the conversation's turn is asked for.
 import { z } from "zod";
-import type { HubContext } from "../context.js";
 import type { Change } from "../delivery/changes.js";
 import { afterCommit } from "../delivery/effects.js";
-import { expiresAtFor } from "../delivery/stale-results.js";
+import type { CallbackDeps } from "./job-deps.js";
+import { expiresAtFor } from "../tools/result-expiry.js";
 import { HubError, UnavailableError } from "../errors.js";
 import { mapResponse } from "../tools/map-response.js";
 import { verifyCallbackToken } from "./callback-token.js";
@@ -61,7 +61,7 @@ async function committed<T>(work: Promise<T>): Promise<T> {
   }
 }
 
-export async function handleCallback(ctx: HubContext, token: string, rawBody: unknown): Promise<CallbackAnswer> {
+export async function handleCallback(ctx: CallbackDeps, token: string, rawBody: unknown): Promise<CallbackAnswer> {
   const claim = verifyCallbackToken(ctx.config.secrets.callbackSecret, token, ctx.now());
   if (!claim) throw unknownJob();
   const { jobId } = claim;
@@ -117,7 +117,7 @@ export async function handleCallback(ctx: HubContext, token: string, rawBody: un
  * read, to tell a duplicate from a job that ended otherwise.
  */
 async function handleResult(
-  ctx: HubContext,
+  ctx: CallbackDeps,
   jobId: string,
   claimedTool: string | undefined,
   body: Extract<CallbackBody, { result: unknown }>,

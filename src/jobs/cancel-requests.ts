@@ -1,14 +1,14 @@
 // The tool's `cancel` request, owed to the backend once a job times out or is cancelled. Sent from a
 // queue and retried with backoff until the backend answers below 500.
 import type { Job as QueueJob } from "bullmq";
-import type { HubContext } from "../context.js";
+import type { JobDeps } from "./job-deps.js";
 import { renderCancelRequest } from "../tools/render-request.js";
 import { callBackend } from "./backend-call.js";
 import { readJob } from "./job-store.js";
 
 /** `not_found`: the backend answered 404, it never knew the job (a lost job's usual answer). */
 async function recordCancelRequest(
-  ctx: HubContext,
+  ctx: JobDeps,
   jobId: string,
   state: "sent" | "not_found" | "not_declared",
 ): Promise<void> {
@@ -21,7 +21,7 @@ async function recordCancelRequest(
 
 const queueJobId = (jobId: string) => `cancel-${jobId}`;
 
-export async function enqueueCancelRequest(ctx: HubContext, jobId: string): Promise<void> {
+export async function enqueueCancelRequest(ctx: JobDeps, jobId: string): Promise<void> {
   try {
     await ctx.queues.cancels.add(
       "cancel",
@@ -40,12 +40,12 @@ export async function enqueueCancelRequest(ctx: HubContext, jobId: string): Prom
 }
 
 /** BullMQ backoff for cancel requests: exponential from the base, capped. */
-export function cancelBackoff(ctx: HubContext): (attemptsMade: number) => number {
+export function cancelBackoff(ctx: JobDeps): (attemptsMade: number) => number {
   const { baseMs, maxMs } = ctx.config.cancelRetry;
   return (attemptsMade) => Math.min(maxMs, baseMs * 2 ** Math.max(0, attemptsMade - 1));
 }
 
-export async function processCancelRequest(ctx: HubContext, queueJob: QueueJob<{ jobId: string }>): Promise<void> {
+export async function processCancelRequest(ctx: JobDeps, queueJob: QueueJob<{ jobId: string }>): Promise<void> {
   const job = await readJob(ctx.sql, queueJob.data.jobId);
   if (!job || job.cancelRequest !== "pending") return;
   const log = ctx.log.child({ conversation_id: job.conversationId, job_id: job.id, tool: job.tool });
@@ -67,7 +67,7 @@ export async function processCancelRequest(ctx: HubContext, queueJob: QueueJob<{
 }
 
 /** Re-enqueues cancel requests still owed (the queue dedupes by job id). */
-export async function resendOwedCancelRequests(ctx: HubContext): Promise<number> {
+export async function resendOwedCancelRequests(ctx: JobDeps): Promise<number> {
   const owed = await ctx.sql.query<{ id: string }>(`SELECT id FROM "Job" WHERE "cancelRequest" = 'pending' LIMIT 500`);
   for (const job of owed) await enqueueCancelRequest(ctx, job.id);
   return owed.length;

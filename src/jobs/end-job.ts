@@ -1,11 +1,12 @@
 // Ending a running job without a result: by its timeout or by a cancel. The job leaves `running`, the
 // backend is owed its cancel request, and the person is owed a failure notice — all in one statement. A lost
 // job of a tool that may run again is started again instead (rerun.ts).
-import type { HubContext } from "../context.js";
-import { expiresAtFor } from "../delivery/stale-results.js";
+import type { JobDeps } from "./job-deps.js";
+import { expiresAtFor } from "../tools/result-expiry.js";
 import { afterCommit } from "../delivery/effects.js";
 import { enqueueCancelRequest } from "./cancel-requests.js";
-import { commitEnd, readJob, type JobRow } from "./job-store.js";
+import { commitEnd, readJob } from "./job-store.js";
+import { type JobRow } from "./job-row.js";
 import { mayRunAgain, runAgain } from "./rerun.js";
 
 export type EndReason = "timeout" | "cancelled";
@@ -17,7 +18,7 @@ const ending = {
 
 /** Ends the job if it is still running; returns the job as it now stands and whether this call ended it. */
 export async function endJob(
-  ctx: HubContext,
+  ctx: JobDeps,
   jobId: string,
   reason: EndReason,
   by?: string,

@@ -9,7 +9,7 @@ import { Redis } from "ioredis";
 import type { WidgetJob } from "../channels/widget/events.js";
 import type { Changes } from "../delivery/changes.js";
 import { publish } from "../delivery/effects.js";
-import type { JobStatus } from "./job-store.js";
+import type { JobStatus } from "./job-status.js";
 
 export const jobEventsChannel = (prefix: string) => `${prefix}:job-events`;
 

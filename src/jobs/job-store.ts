@@ -4,45 +4,7 @@
 import { randomUUID } from "node:crypto";
 import type { Sql, SqlQuery } from "../db/sql.js";
 import { messageFromJson, type MessageRow } from "../delivery/rows.js";
-
-export type JobStatus = "running" | "succeeded" | "failed" | "timed_out" | "cancelled";
-
-export interface JobRow {
-  id: string;
-  conversationId: string;
-  tool: string;
-  toolCallId: string | null;
-  arguments: unknown;
-  argsHash: string;
-  runningKey: string | null;
-  status: JobStatus;
-  acceptMessage: string | null;
-  result: unknown;
-  error: string | null;
-  notifyCount: number;
-  timeoutAt: Date;
-  cancelRequest: string;
-  cancelledBy: string | null;
-  /** 1 for a job the agent started; 2, 3 … for its re-runs (src/jobs/rerun.ts). */
-  attempt: number;
-  /** A re-run: the first job of the chain. */
-  rerunOf: string | null;
-  /** A job that was lost and ran again: the job that took its place. */
-  rerunAs: string | null;
-  /** `pending` while a re-run's start call is owed (committed, not yet claimed by a process). */
-  startRequest: "sent" | "pending";
-  endedAt: Date | null;
-  createdAt: Date;
-  updatedAt: Date;
-}
-
-const JOB_DATES = ["timeoutAt", "endedAt", "createdAt", "updatedAt"] as const;
-
-export function jobFromJson(row: Record<string, unknown>): JobRow {
-  const out = { ...row };
-  for (const key of JOB_DATES) out[key] = row[key] === null ? null : new Date(`${String(row[key])}Z`);
-  return out as unknown as JobRow;
-}
+import { jobFromJson, type JobRow } from "./job-row.js";
 
 type Json = Record<string, unknown>;
 const json = (value: unknown) => JSON.stringify(value ?? null);

@@ -1,6 +1,6 @@
 // The JSON shape of a job in API answers.
 import type { JobProgress } from "../generated/prisma/client.js";
-import type { JobRow } from "./job-store.js";
+import type { JobRow } from "./job-row.js";
 
 /** A job as Prisma or the job store reads it. */
 type AnyJob = Omit<JobRow, "status" | "arguments" | "result" | "startRequest"> & {
@@ -8,8 +8,6 @@ type AnyJob = Omit<JobRow, "status" | "arguments" | "result" | "startRequest"> &
   arguments: unknown;
   result: unknown;
 };
-
-export type { JobStatus } from "./job-store.js";
 
 export interface JobView {
   id: string;

@@ -1,7 +1,7 @@
 // The job-lifecycle workers: cancel requests (sent from a queue, retried with backoff) and the timeout
 // poll; cancel requests still owed are put back on the queue at start (Redis may have lost them).
 import { Worker } from "bullmq";
-import type { HubContext } from "../context.js";
+import type { JobDeps } from "./job-deps.js";
 import { errorKey } from "../log-throttle.js";
 import { QUEUE_NAMES } from "../queues.js";
 import { cancelBackoff, processCancelRequest, resendOwedCancelRequests } from "./cancel-requests.js";
@@ -11,7 +11,7 @@ export interface Workers {
   close(): Promise<void>;
 }
 
-export async function startJobWorkers(ctx: HubContext): Promise<Workers> {
+export async function startJobWorkers(ctx: JobDeps): Promise<Workers> {
   const cancels = new Worker<{ jobId: string }>(QUEUE_NAMES.cancels, (job) => processCancelRequest(ctx, job), {
     prefix: ctx.queues.prefix,
     autorun: true,

@@ -3,7 +3,7 @@
 import { randomUUID } from "node:crypto";
 import type { SqlQuery } from "../db/sql.js";
 import { messageFromJson, type MessageRow } from "../delivery/rows.js";
-import { jobFromJson, type JobRow } from "./job-store.js";
+import { jobFromJson, type JobRow } from "./job-row.js";
 
 type Json = Record<string, unknown>;
 

@@ -7,9 +7,9 @@
 // Commit, then act: the start call is owed in the database (`startRequest: pending`) and claimed by one
 // process before it is made. A crash before the claim leaves it to the sweep; a crash after the claim and
 // before the call leaves a job the backend never heard of, which times out and counts as an attempt.
-import type { HubContext } from "../context.js";
+import type { JobDeps } from "./job-deps.js";
 import { afterCommit } from "../delivery/effects.js";
-import { expiresAtFor } from "../delivery/stale-results.js";
+import { expiresAtFor } from "../tools/result-expiry.js";
 import { errorKey } from "../log-throttle.js";
 import { mapResponse, type ToolResult } from "../tools/map-response.js";
 import { renderToolRequest } from "../tools/render-request.js";
@@ -17,7 +17,8 @@ import type { Tool } from "../tools/tool-file.js";
 import { callBackend } from "./backend-call.js";
 import { callbackUrl } from "./callback-url.js";
 import { enqueueCancelRequest } from "./cancel-requests.js";
-import { commitResult, readJob, recordAccepted, type JobRow } from "./job-store.js";
+import { commitResult, readJob, recordAccepted } from "./job-store.js";
+import { type JobRow } from "./job-row.js";
 import { claimStart, commitRerun, owedStarts } from "./rerun-store.js";
 import { failureReason, messageOf } from "./start-tool-call.js";
 
@@ -38,7 +39,7 @@ export function mayRunAgain(tool: Tool | undefined, job: Pick<JobRow, "attempt">
 
 /** Ends a lost job and starts the job that takes its place; as endJob, whether this call ended it. */
 export async function runAgain(
-  ctx: HubContext,
+  ctx: JobDeps,
   job: JobRow,
   tool: Tool,
 ): Promise<{ job: JobRow | undefined; ended: boolean }> {
@@ -80,7 +81,7 @@ export async function runAgain(
 }
 
 /** Makes a re-run's start call if this process claims it; never throws (the job's timeout is the backstop). */
-export async function startOwedRerun(ctx: HubContext, jobId: string): Promise<void> {
+export async function startOwedRerun(ctx: JobDeps, jobId: string): Promise<void> {
   try {
     const job = await claimStart(ctx.sql, jobId, ctx.now());
     if (job) await callRerun(ctx, job);
@@ -93,7 +94,7 @@ export async function startOwedRerun(ctx: HubContext, jobId: string): Promise<vo
   }
 }
 
-async function callRerun(ctx: HubContext, job: JobRow): Promise<void> {
+async function callRerun(ctx: JobDeps, job: JobRow): Promise<void> {
   const log = ctx.log.child({ conversation_id: job.conversationId, job_id: job.id, tool: job.tool });
   const tool = ctx.tools.get(job.tool);
   if (!tool?.async) {
@@ -123,7 +124,7 @@ async function callRerun(ctx: HubContext, job: JobRow): Promise<void> {
 
 /** A re-run settled by its start call: committed as a callback's result would be, then its turn asked for. */
 async function settle(
-  ctx: HubContext,
+  ctx: JobDeps,
   job: JobRow,
   outcome: { ok: true; mapped: ToolResult } | { ok: false; reason: string },
 ): Promise<void> {
@@ -155,7 +156,7 @@ async function settle(
 }
 
 /** The sweep's part: start calls owed by a process that died after committing a re-run. */
-export async function startOwedReruns(ctx: HubContext): Promise<number> {
+export async function startOwedReruns(ctx: JobDeps): Promise<number> {
   const owed = await owedStarts(ctx.sql, new Date(ctx.now().getTime() - OWED_MS), 50);
   await Promise.all(owed.map((jobId) => startOwedRerun(ctx, jobId)));
   return owed.length;

@@ -2,7 +2,7 @@
 // record the job, then call the backend with the job id and its signed callback URL.
 import { createHash } from "node:crypto";
 import canonicalize from "canonicalize";
-import type { HubContext } from "../context.js";
+import type { JobDeps } from "./job-deps.js";
 import { conversationExists } from "../conversations/conversations.js";
 import { afterCommit } from "../delivery/effects.js";
 import { HubError, notFound } from "../errors.js";
@@ -24,7 +24,7 @@ export type ToolCallOutcome =
   { status: 202; job: JobView; message: string | null; deduplicated?: true } | { status: 200; result: ToolResult };
 
 export async function startToolCall(
-  ctx: HubContext,
+  ctx: JobDeps,
   conversationId: string,
   input: ToolCallInput,
 ): Promise<ToolCallOutcome> {
@@ -126,7 +126,7 @@ export async function startToolCall(
 
 /** A synchronous tool: its backend's answer is the result at once. */
 async function callSyncTool(
-  ctx: HubContext,
+  ctx: JobDeps,
   conversationId: string,
   tool: Tool,
   input: ToolCallInput,

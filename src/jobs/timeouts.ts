@@ -2,14 +2,14 @@
 // database is the record (indexed on status and timeoutAt), so there is nothing to re-arm after a restart
 // or a Redis that lost everything, and nothing to disarm when a result comes. Due jobs are found by the
 // database's own clock; ending one is guarded, so processes looking at once end it once.
-import type { HubContext } from "../context.js";
+import type { JobDeps } from "./job-deps.js";
 import { errorKey } from "../log-throttle.js";
 import { endJob } from "./end-job.js";
 
 const BATCH = 100;
 
 /** Ends every running job whose timeout has passed; returns how many. */
-export async function endDueJobs(ctx: HubContext): Promise<number> {
+export async function endDueJobs(ctx: JobDeps): Promise<number> {
   const due = await ctx.sql.query<{ id: string }>(
     `SELECT id FROM "Job" WHERE status = 'running' AND "timeoutAt" <= (now() AT TIME ZONE 'UTC')
      ORDER BY "timeoutAt" LIMIT $1`,
@@ -19,7 +19,7 @@ export async function endDueJobs(ctx: HubContext): Promise<number> {
   return due.length;
 }
 
-export function startTimeoutPoll(ctx: HubContext): { stop(): Promise<void> } {
+export function startTimeoutPoll(ctx: JobDeps): { stop(): Promise<void> } {
   let running: Promise<unknown> | undefined;
   const timer = setInterval(() => {
     if (running) return;

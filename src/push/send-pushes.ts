@@ -1,20 +1,34 @@
 // Sending what a stored message owes: each device's send is claimed, checked (still stored? device still
 // there? service on?), sent once, and settled by what the service answered. A 429 or 5xx is tried again with
 // a doubling wait, at most `maxAttempts` times in all; a device the service says is gone is dropped.
-import type { HubContext } from "../context.js";
+import type { Config } from "../config.js";
+import type { Logger } from "../logger.js";
+import type { Metrics } from "../metrics.js";
+import type { ToolRegistry } from "../tools/load-tools.js";
+import type { Push } from "./push.js";
 import { notifyText } from "./notify-text.js";
 import type { ClaimedSend } from "./push-sends.js";
 import type { PushOutcome } from "./push-sender.js";
 
+/** What sending pushes needs: the push services and send state, tool files (for the notification's text). */
+export interface PushSendDeps {
+  config: Pick<Config, "push">;
+  push: Pick<Push, "sends" | "webPush" | "fcm" | "request">;
+  tools: ToolRegistry;
+  metrics: Pick<Metrics, "pushSends">;
+  log: Logger;
+  now: () => Date;
+}
+
 /** The longest a send waits for its next try, whatever the service asks. */
 const MAX_RETRY_WAIT_MS = 10 * 60_000;
 
-export async function sendPushes(ctx: HubContext, messageId: string): Promise<void> {
+export async function sendPushes(ctx: PushSendDeps, messageId: string): Promise<void> {
   const claimed = await ctx.push.sends.claim(messageId);
   await Promise.all(claimed.map((send) => sendOne(ctx, send)));
 }
 
-async function sendOne(ctx: HubContext, send: ClaimedSend): Promise<void> {
+async function sendOne(ctx: PushSendDeps, send: ClaimedSend): Promise<void> {
   const { sends } = ctx.push;
   const sender = send.platform === "web" ? ctx.push.webPush : ctx.push.fcm;
   const service = send.platform === "web" ? "web_push" : "fcm";
@@ -86,7 +100,7 @@ async function sendOne(ctx: HubContext, send: ClaimedSend): Promise<void> {
 }
 
 /** For the sweep: sends whose queue job was lost are asked for again; sends a dead process held are failed. */
-export async function sweepPushes(ctx: HubContext): Promise<number> {
+export async function sweepPushes(ctx: PushSendDeps): Promise<number> {
   const at = ctx.now().getTime();
   await ctx.push.sends.abandon(new Date(at - 5 * 60_000));
   const overdue = await ctx.push.sends.overdue(new Date(at - 3_000), 500);

@@ -1,7 +1,7 @@
 // The shapes the API answers with, as zod schemas: the OpenAPI document is generated from them, and the
 // OpenAPI test checks real answers against them, so the document cannot drift from what the hub sends.
 import { z } from "zod";
-import { CHANNELS } from "../delivery/channel-port.js";
+import { CHANNELS } from "../delivery/channel.js";
 
 const isoTime = z.iso.datetime({ offset: true });
 

@@ -9,7 +9,7 @@ import type { HubContext } from "../context.js";
 import { AgentUnavailableError } from "../agent/agent-port.js";
 import { runTurn } from "../delivery/turn.js";
 import { LEASE_MS, type TurnData, type TurnRunnerOptions } from "../delivery/turn-schedule.js";
-import { SendDeferredError } from "../channels/meta/deferred.js";
+import { SendDeferredError } from "../delivery/send-deferred.js";
 import { errorKey } from "../log-throttle.js";
 import { QUEUE_NAMES } from "../queues.js";
 

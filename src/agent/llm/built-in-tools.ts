@@ -2,10 +2,10 @@
 // calls (read one's status, list the running ones, call one off) and to hand the person to the team. Each is
 // answered at once by the hub and written into the timeline as a call with its answer, so the transcript of a
 // later turn shows it as the model saw it.
-import type { HubContext } from "../../context.js";
 import type { SqlQuery } from "../../db/sql.js";
 import { HubError } from "../../errors.js";
-import { cancelJob } from "../../jobs/jobs.js";
+import { cancelJob } from "../../jobs/cancel-job.js";
+import type { JobDeps } from "../../jobs/job-deps.js";
 import { callIdOf } from "./timeline-entries.js";
 import { JOB_STATUS_WORD, STATUS_TOOL } from "./transcript.js";
 
@@ -90,7 +90,7 @@ async function jobOf(sql: SqlQuery, conversationId: string, callId: string): Pro
 
 /** Runs a built-in tool for the conversation: its answer, or a refusal the model reads as the call's error. */
 export async function runBuiltInTool(
-  ctx: HubContext,
+  ctx: JobDeps,
   conversationId: string,
   name: string,
   args: Record<string, unknown>,

@@ -8,9 +8,10 @@
 import { randomUUID } from "node:crypto";
 import { APICallError, generateText, jsonSchema, tool, type ModelMessage, type Tool as SdkTool } from "ai";
 import type { LlmConfig } from "../../config.js";
-import type { HubContext } from "../../context.js";
 import { HubError } from "../../errors.js";
+import type { JobDeps } from "../../jobs/job-deps.js";
 import { recordSyncCall } from "../../jobs/job-store.js";
+import type { Metrics } from "../../metrics.js";
 import { startToolCall } from "../../jobs/start-tool-call.js";
 import { AgentUnavailableError, type AgentPort, type TurnReply, type TurnRequest } from "../agent-port.js";
 import { BUILT_IN_TOOLS, isBuiltIn, runBuiltInTool } from "./built-in-tools.js";
@@ -37,13 +38,16 @@ function retryAfterOf(error: APICallError): number | undefined {
   return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
 }
 
-export function llmAgent(config: LlmConfig, getCtx: () => HubContext): AgentPort {
+/** What the LLM agent needs of the hub: what starting its calls needs, and the model metrics. */
+export type LlmAgentDeps = JobDeps & { metrics: Pick<Metrics, "modelRequests" | "modelTokens" | "safeguardRemovals"> };
+
+export function llmAgent(config: LlmConfig, getCtx: () => LlmAgentDeps): AgentPort {
   const model = chosenModel(config);
   const label = modelLabel(config);
 
   /** One model call, logged and counted; a failure becomes the turn's failure. */
   async function complete(
-    ctx: HubContext,
+    ctx: LlmAgentDeps,
     request: TurnRequest,
     turn: {
       id: string;
@@ -107,7 +111,7 @@ export function llmAgent(config: LlmConfig, getCtx: () => HubContext): AgentPort
 
   /** Runs one call the model made: a tool file's (started like POST …/tool-calls) or a built-in one. */
   async function runCall(
-    ctx: HubContext,
+    ctx: LlmAgentDeps,
     conversationId: string,
     call: { toolCallId: string; toolName: string; input: unknown },
     seen: { results: unknown[]; handoff?: string },

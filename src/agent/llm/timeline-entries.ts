@@ -3,7 +3,7 @@
 // where it came. One statement; the newest rows first, so a long conversation costs only what the budget keeps.
 import type { SqlQuery } from "../../db/sql.js";
 import { humanAgentName } from "../../conversations/timeline.js";
-import { noticeOf } from "../../delivery/agent-unavailable.js";
+import { noticeOf } from "../../conversations/notice.js";
 import { JOB_STATUS_WORD, type JobOutcome, type TranscriptEntry } from "./transcript.js";
 
 /** Far more than any budget keeps, and a bound on what one turn reads. */

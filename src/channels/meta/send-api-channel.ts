@@ -4,7 +4,7 @@
 // account (an Instagram account or a Facebook page), with that account's token.
 import type { ChannelAdapter, SendConversation, SendMessage, SendOutcome } from "../../delivery/channel-port.js";
 import { cutText } from "./cut-text.js";
-import { SendDeferredError } from "./deferred.js";
+import { SendDeferredError } from "../../delivery/send-deferred.js";
 import type { GraphClient } from "./graph-client.js";
 import { classifyGraphError } from "./graph-error.js";
 import { accountFor, type AccountClients } from "./account-clients.js";

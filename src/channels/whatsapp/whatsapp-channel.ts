@@ -11,7 +11,7 @@ import type {
   TemplateOutcome,
 } from "../../delivery/channel-port.js";
 import { cutText } from "../meta/cut-text.js";
-import { SendDeferredError } from "../meta/deferred.js";
+import { SendDeferredError } from "../../delivery/send-deferred.js";
 import type { GraphAnswer, GraphClient } from "../meta/graph-client.js";
 import { classifyGraphError } from "../meta/graph-error.js";
 import type { SendRate } from "../meta/send-rate.js";

@@ -3,7 +3,7 @@
 import type { Realtime } from "../../realtime.js";
 import type { RunningJobRow } from "../../conversations/widget-history.js";
 import { humanAgentName } from "../../conversations/timeline.js";
-import { noticeOf } from "../../delivery/agent-unavailable.js";
+import { noticeOf } from "../../conversations/notice.js";
 import type { ChannelAdapter, SendConversation, SendMessage, SendOutcome } from "../../delivery/channel-port.js";
 import { roomOf, type WidgetMessage, type WidgetRunningJob } from "./events.js";
 

@@ -2,12 +2,12 @@
 import { Router } from "express";
 import { z } from "zod";
 import { handBack, postHumanMessage, takeOver } from "../../console/control.js";
-import { closeConversation } from "../../conversations/close-conversation.js";
+import { closeOnRequest } from "../../conversations/close-conversation.js";
 import type { HubContext } from "../../context.js";
 import { conversationView } from "../../conversations/conversations.js";
 import { conversationTimeline, listConversations } from "../../console/console-queries.js";
 import { messageView } from "../../conversations/timeline.js";
-import { CHANNELS } from "../../delivery/channel-port.js";
+import { CHANNELS } from "../../delivery/channel.js";
 import { requireBearer } from "../auth.js";
 import { humanAgentBody, parseInput } from "../validate.js";
 
@@ -55,7 +55,7 @@ export function consoleRoutes(ctx: HubContext): Router {
 
   // The agent runtime or a human may close a conversation; the person writing again reopens it.
   router.post("/conversations/:id/close", eitherKey, async (req, res) => {
-    const conversation = await closeConversation(ctx, req.params.id as string);
+    const conversation = await closeOnRequest(ctx, req.params.id as string);
     res.json({ conversation: conversationView(conversation, ctx.now()) });
   });
 

@@ -6,9 +6,10 @@ import { conversationView, findOrCreateConversation, getConversation } from "../
 import { postDirectMessage } from "../../conversations/direct-messages.js";
 import { listMessages, messageView } from "../../conversations/timeline.js";
 import { accountsOf, type MetaChannel } from "../../channels/meta/meta-accounts.js";
-import { CHANNELS, isWidgetChannel } from "../../delivery/channel-port.js";
+import { CHANNELS, isWidgetChannel } from "../../delivery/channel.js";
 import { HubError } from "../../errors.js";
-import { cancelJob, listJobs, waitForJob } from "../../jobs/jobs.js";
+import { cancelJob } from "../../jobs/cancel-job.js";
+import { listJobs, waitForJob } from "../../jobs/job-queries.js";
 import { startToolCall } from "../../jobs/start-tool-call.js";
 import { requireBearer, type Principal } from "../auth.js";
 import { humanAgentBody, parseInput } from "../validate.js";

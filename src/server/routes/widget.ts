@@ -4,7 +4,7 @@ import { Router } from "express";
 import { z } from "zod";
 import type { HubContext } from "../../context.js";
 import { openWidgetSession } from "../../conversations/widget-sessions.js";
-import { WIDGET_CHANNELS } from "../../delivery/channel-port.js";
+import { WIDGET_CHANNELS } from "../../delivery/channel.js";
 import { rateLimited } from "../../errors.js";
 import { parseInput } from "../validate.js";
 import { serveWidgetSocketClient } from "./widget-socket-client.js";

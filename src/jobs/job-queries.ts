@@ -1,16 +1,23 @@
-// Reading jobs and cancelling one.
-import type { HubContext } from "../context.js";
+// Reading jobs: one with its progress, a conversation's, and one awaited until it ends.
+import type { SqlQuery } from "../db/sql.js";
 import { conversationExists, isUuid } from "../conversations/conversations.js";
-import { HubError, notFound } from "../errors.js";
-import { endJob } from "./end-job.js";
-import type { JobRow } from "./job-store.js";
-import { jobView, type JobStatus, type JobView } from "./job-view.js";
+import { notFound } from "../errors.js";
+import type { JobRow } from "./job-row.js";
+import type { JobWaiters } from "./job-waiters.js";
+import type { JobStatus } from "./job-status.js";
+import { jobView, type JobView } from "./job-view.js";
+
+/** What reading jobs needs: the store, and the waiters an awaited job's end wakes. */
+export interface JobQueryDeps {
+  sql: SqlQuery;
+  jobWaiters: JobWaiters;
+}
 
 type ProgressJson = { text: string; notify: boolean; createdAt: string }[];
 const progressOf = (entries: ProgressJson) =>
   entries.map((entry) => ({ ...entry, createdAt: new Date(`${entry.createdAt}Z`) }));
 
-export async function getJob(ctx: HubContext, jobId: string): Promise<JobView> {
+export async function getJob(ctx: JobQueryDeps, jobId: string): Promise<JobView> {
   const [job] = isUuid(jobId)
     ? await ctx.sql.query<JobRow & { progress: ProgressJson }>(
         `SELECT j.*, (SELECT coalesce(json_agg(json_build_object('text', p.text, 'notify', p.notify,
@@ -29,7 +36,7 @@ export async function getJob(ctx: HubContext, jobId: string): Promise<JobView> {
  * request waits on an event (job-waiters.ts), reading the job only before and after.
  */
 export async function waitForJob(
-  ctx: HubContext,
+  ctx: JobQueryDeps,
   jobId: string,
   waitMs: number,
   signal: AbortSignal,
@@ -54,7 +61,7 @@ export async function waitForJob(
 }
 
 /** A conversation's jobs, each with its latest progress. */
-export async function listJobs(ctx: HubContext, conversationId: string, status?: JobStatus): Promise<JobView[]> {
+export async function listJobs(ctx: JobQueryDeps, conversationId: string, status?: JobStatus): Promise<JobView[]> {
   if (!(await conversationExists(ctx.sql, conversationId))) throw notFound("conversation");
   const jobs = await ctx.sql.query<JobRow & { progress: ProgressJson }>(
     `SELECT j.*, (SELECT coalesce(json_agg(json_build_object('text', p.text, 'notify', p.notify,
@@ -65,21 +72,4 @@ export async function listJobs(ctx: HubContext, conversationId: string, status?:
     [conversationId, status ?? null],
   );
   return jobs.map((job) => jobView(job, progressOf(job.progress)));
-}
-
-/**
- * Cancels a running job: it ends as `cancelled`, the backend gets the tool's cancel request. A human who
- * names themselves is recorded on the job's failure entry, so the timeline says who called it off.
- */
-export async function cancelJob(
-  ctx: HubContext,
-  jobId: string,
-  by: string,
-  agent?: { id: string; name: string },
-): Promise<JobView> {
-  if (!isUuid(jobId)) throw notFound("job");
-  const { job, ended } = await endJob(ctx, jobId, "cancelled", by, agent);
-  if (!job) throw notFound("job");
-  if (!ended) throw new HubError(409, "job_ended", `the job has already ended (${job.status})`);
-  return jobView(job);
 }

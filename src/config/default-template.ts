@@ -1,0 +1,27 @@
+// The hub-wide WhatsApp template (WA_TEMPLATE_*), for tools that name none of their own.
+import { whatsappTemplateSchema, type WhatsappTemplate } from "../tools/tool-file.js";
+import type { ParsedEnv } from "./env.js";
+
+export function defaultTemplate(env: ParsedEnv): { template: WhatsappTemplate | undefined } | { problems: string[] } {
+  if (!env.WA_TEMPLATE_NAME) return { template: undefined };
+  let components: unknown;
+  try {
+    components = env.WA_TEMPLATE_COMPONENTS ? JSON.parse(env.WA_TEMPLATE_COMPONENTS) : undefined;
+  } catch {
+    return { problems: ["WA_TEMPLATE_COMPONENTS: not valid JSON"] };
+  }
+  const parsed = whatsappTemplateSchema.safeParse({
+    name: env.WA_TEMPLATE_NAME,
+    language: env.WA_TEMPLATE_LANGUAGE,
+    ...(components === undefined ? {} : { components }),
+  });
+  if (!parsed.success) {
+    return {
+      problems: parsed.error.issues.map(
+        // The components are the only part of the template read as JSON; name the field inside them.
+        (issue) => `${["WA_TEMPLATE_COMPONENTS", ...issue.path.slice(1).map(String)].join(".")}: ${issue.message}`,
+      ),
+    };
+  }
+  return { template: parsed.data };
+}

@@ -1,0 +1,125 @@
+// The environment the hub reads, as one zod schema: names, defaults and formats. src/config/ is the only
+// reader of process.env.
+import path from "node:path";
+import { z } from "zod";
+import { pushEnvShape } from "../push/push-config.js";
+import { parseSpan } from "../tools/duration.js";
+
+const optional = z
+  .string()
+  .optional()
+  .transform((value) => (value === undefined || value.trim() === "" ? undefined : value.trim()));
+
+const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+/** A limit: a positive number, or 0 for none. */
+const limit = (fallback: number) => z.coerce.number().int().min(0).default(fallback);
+
+export const envSchema = z.object({
+  NODE_ENV: z.string().default("development"),
+  HOST: z.string().default("0.0.0.0"),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  PUBLIC_URL: optional.pipe(z.url().optional()),
+  DATA_DIR: z.string().default("./data"),
+  DATABASE_URL: optional,
+  REDIS_URL: z.string().default("redis://127.0.0.1:6379"),
+  // Namespaces the BullMQ queues, so several hubs (or test runs) can share one Redis.
+  QUEUE_PREFIX: z.string().default("hub"),
+  HUB_ROLE: z.enum(["web", "worker", "all"]).default("all"),
+  TOOLS_DIR: z.string().default("./tools"),
+  // Where the `hub` command asks a running hub (also `$env.HUB_URL` in tool files).
+  HUB_URL: optional,
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+
+  HUB_API_KEY: optional,
+  CONSOLE_API_KEY: optional,
+  CALLBACK_SECRET: optional,
+  AGENT_URL: optional.pipe(z.url().optional()),
+  AGENT_SECRET: optional,
+  AGENT_TIMEOUT_MS: positiveInt(30_000),
+  // The hub's own LLM agent (src/agent/llm/): `<provider>:<model>`, its keys and endpoints, its instructions.
+  AGENT_MODEL: optional,
+  OPENAI_API_KEY: optional,
+  OPENAI_BASE_URL: optional.pipe(z.url().optional()),
+  ANTHROPIC_API_KEY: optional,
+  ANTHROPIC_BASE_URL: optional.pipe(z.url().optional()),
+  AGENT_INSTRUCTIONS: optional,
+  AGENT_MAX_STEPS: positiveInt(8),
+  AGENT_CONTEXT_CHARS: positiveInt(60_000),
+
+  // Backend calls and retries (milliseconds).
+  TOOL_START_TIMEOUT_MS: positiveInt(8000),
+  CANCEL_RETRY_BASE_MS: positiveInt(2000),
+  CANCEL_RETRY_MAX_MS: positiveInt(5 * 60_000),
+  OUTBOX_SWEEP_MS: positiveInt(5000),
+  JOB_TIMEOUT_POLL_MS: positiveInt(1000),
+  // Conversations with a turn waiting or running beyond which callbacks are answered 503 (retry later).
+  CALLBACK_BACKLOG_LIMIT: positiveInt(20_000),
+  TURN_RETRY_BASE_MS: positiveInt(1000),
+  // What one visitor (by IP, or by conversation) may do; 0 turns a limit off.
+  WIDGET_SESSIONS_PER_MINUTE: limit(30),
+  WIDGET_CONNECTIONS_PER_MINUTE: limit(120),
+  WIDGET_SOCKETS_PER_CONVERSATION: limit(10),
+  WIDGET_MESSAGES_PER_MINUTE: limit(30),
+  WIDGET_ADDRESS_MESSAGES_PER_MINUTE: limit(60),
+  WIDGET_RECEIPTS_PER_MINUTE: limit(120),
+  WIDGET_SOCKET_EVENTS_PER_MINUTE: limit(240),
+  // Verified identities (widget-identity.ts) and how long a widget token opens its conversation.
+  WIDGET_IDENTITY_SECRET: optional,
+  WIDGET_TOKEN_TTL: z.string().default("24h"),
+  // Which proxies may name the client's address (X-Forwarded-For): express's `trust proxy` values.
+  TRUST_PROXY: z.string().default("loopback"),
+  METRICS_TOKEN: optional,
+  // Production: /metrics without METRICS_TOKEN answers only when the operator opens it on purpose.
+  METRICS_PUBLIC: z.enum(["true", "false"]).optional(),
+  // The demo tool's backend, served by the hub itself (on by default outside production).
+  DEMO: z.enum(["true", "false"]).optional(),
+  DEMO_DELAY_MS: positiveInt(12_000),
+
+  META_APP_SECRET: optional,
+  META_VERIFY_TOKEN: optional,
+  WA_PHONE_NUMBER_ID: optional,
+  WA_ACCESS_TOKEN: optional,
+  WA_TEMPLATE_NAME: optional,
+  WA_TEMPLATE_LANGUAGE: z.string().default("en"),
+  // The hub-wide template's components, as JSON in a tool file's `whatsapp_template.components` shape.
+  WA_TEMPLATE_COMPONENTS: optional,
+  WA_MPS: positiveInt(80),
+  // How long a status for a message id the hub does not know waits for its send to be recorded.
+  META_STATUS_WAIT_MS: positiveInt(15_000),
+  // How long processed webhook deliveries are kept (and how old a delivery may be to be processed at all).
+  WEBHOOK_RETENTION: z
+    .string()
+    .default("7d")
+    .transform((text, zod) => {
+      const span = parseSpan(text);
+      if ("ms" in span) return span.ms;
+      zod.addIssue({ code: "custom", message: span.error });
+      return z.NEVER;
+    }),
+  IG_ACCOUNT_ID: optional,
+  IG_ACCESS_TOKEN: optional,
+  FB_PAGE_ID: optional,
+  FB_PAGE_ACCESS_TOKEN: optional,
+  // Several WhatsApp numbers, Instagram accounts and Facebook pages: a JSON list (meta-accounts.ts).
+  META_ACCOUNTS: optional,
+  GRAPH_API_URL: z.url().default("https://graph.facebook.com"),
+  IG_GRAPH_API_URL: z.url().default("https://graph.instagram.com"),
+  GRAPH_API_VERSION: z.string().default("v21.0"),
+  // Push notifications: VAPID_*, WEB_PUSH_ENDPOINTS, FCM_*, PUSH_* (src/push/push-config.ts).
+  ...pushEnvShape,
+});
+
+export type Env = z.input<typeof envSchema>;
+
+/** The environment once parsed: defaults filled in, numbers as numbers. */
+export type ParsedEnv = z.output<typeof envSchema>;
+
+/** The tool folder alone (`hub tools check`), without the rest of the configuration and its secrets. */
+export function configuredToolsDir(source: Record<string, string | undefined> = process.env): string {
+  return path.resolve(envSchema.shape.TOOLS_DIR.parse(source.TOOLS_DIR));
+}
+
+/** The process environment, for `$env.NAME` in tool files (read here so config stays its only reader). */
+export function toolEnvironment(): Readonly<Record<string, string | undefined>> {
+  return process.env;
+}
