@@ -25,6 +25,9 @@ const envSchema = z.object({
   PUBLIC_URL: optional.pipe(z.url().optional()),
   DATA_DIR: z.string().default("./data"),
   DATABASE_URL: optional,
+  // DATABASE_URL is a transaction-mode pooler (PgBouncer); the migrations then use DATABASE_DIRECT_URL.
+  DATABASE_POOLER: z.enum(["none", "transaction"]).default("none"),
+  DATABASE_DIRECT_URL: optional,
   REDIS_URL: z.string().default("redis://127.0.0.1:6379"),
   // Namespaces the BullMQ queues, so several hubs (or test runs) can share one Redis.
   QUEUE_PREFIX: z.string().default("hub"),
@@ -130,6 +133,10 @@ export interface Config {
   dataDir: string;
   /** PostgreSQL URL, or undefined for the embedded database under dataDir. */
   databaseUrl: string | undefined;
+  /** How databaseUrl reaches PostgreSQL (src/db/pooler.ts). */
+  databasePooler: "none" | "transaction";
+  /** A connection that bypasses the pooler, for the migrations. */
+  databaseDirectUrl: string | undefined;
   redisUrl: string;
   queuePrefix: string;
   role: "web" | "worker" | "all";
@@ -372,6 +379,8 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     publicUrl,
     dataDir,
     databaseUrl: env.DATABASE_URL,
+    databasePooler: env.DATABASE_POOLER,
+    databaseDirectUrl: env.DATABASE_DIRECT_URL,
     redisUrl: env.REDIS_URL,
     queuePrefix: env.QUEUE_PREFIX,
     role: env.HUB_ROLE,

@@ -88,7 +88,12 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
   const queues: Queues = await openQueues(config.redisUrl, config.queuePrefix);
   let database: Database;
   try {
-    database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+    database = await openDatabase({
+      databaseUrl: config.databaseUrl,
+      pooler: config.databasePooler,
+      directUrl: config.databaseDirectUrl,
+      dataDir: config.dataDir,
+    });
   } catch (error) {
     await queues.close();
     throw databaseStartError(config.databaseUrl, error);

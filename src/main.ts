@@ -20,7 +20,7 @@ function banner(config: Config, hub: Hub): string {
     "",
     "chat-delivery-hub is running",
     `  role:        ${config.role}`,
-    `  database:    ${config.databaseUrl ? "PostgreSQL (DATABASE_URL)" : `embedded, in ${config.dataDir}/pglite`}`,
+    `  database:    ${databaseLine(config)}`,
     `  agent:       ${agentLine(config)}`,
   ];
   if (url) {
@@ -142,3 +142,11 @@ async function main(): Promise<void> {
 }
 
 await main();
+
+function databaseLine(config: Config): string {
+  if (!config.databaseUrl) return `embedded, in ${config.dataDir}/pglite`;
+  if (config.databasePooler === "none") return "PostgreSQL (DATABASE_URL)";
+  return config.databaseDirectUrl
+    ? "PostgreSQL through a transaction pooler (DATABASE_URL); migrations on DATABASE_DIRECT_URL"
+    : "PostgreSQL through a transaction pooler (DATABASE_URL); no DATABASE_DIRECT_URL: new migrations cannot be applied";
+}
