@@ -1,4 +1,5 @@
 // Environment → one typed, validated Config. The only module that reads process.env.
+import { redisTargetOf, type RedisTarget } from "./redis-target.js";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
@@ -29,6 +30,13 @@ const envSchema = z.object({
   DATABASE_POOLER: z.enum(["none", "transaction"]).default("none"),
   DATABASE_DIRECT_URL: optional,
   REDIS_URL: z.string().default("redis://127.0.0.1:6379"),
+  // Redis Sentinel instead of REDIS_URL (src/redis-target.ts): the sentinels and the primary's name.
+  REDIS_SENTINELS: optional,
+  REDIS_SENTINEL_NAME: z.string().trim().min(1).default("mymaster"),
+  REDIS_USERNAME: optional,
+  REDIS_PASSWORD: optional,
+  REDIS_SENTINEL_USERNAME: optional,
+  REDIS_SENTINEL_PASSWORD: optional,
   // Namespaces the BullMQ queues, so several hubs (or test runs) can share one Redis.
   QUEUE_PREFIX: z.string().default("hub"),
   HUB_ROLE: z.enum(["web", "worker", "all"]).default("all"),
@@ -137,7 +145,8 @@ export interface Config {
   databasePooler: "none" | "transaction";
   /** A connection that bypasses the pooler, for the migrations. */
   databaseDirectUrl: string | undefined;
-  redisUrl: string;
+  /** One Redis server, or the primary Sentinel names (src/redis-target.ts). */
+  redis: RedisTarget;
   queuePrefix: string;
   role: "web" | "worker" | "all";
   toolsDir: string;
@@ -355,6 +364,12 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     if ("problems" in found) problems.push(...found.problems);
     else llm = found.llm;
   }
+  let redis: RedisTarget | undefined;
+  if (parsed.success) {
+    const found = redisTargetOf(parsed.data);
+    if ("problems" in found) problems.push(...found.problems);
+    else redis = found.target;
+  }
   let tokenTtlMs = 0;
   if (parsed.success) {
     const ttl = parseSpan(parsed.data.WIDGET_TOKEN_TTL);
@@ -381,7 +396,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     databaseUrl: env.DATABASE_URL,
     databasePooler: env.DATABASE_POOLER,
     databaseDirectUrl: env.DATABASE_DIRECT_URL,
-    redisUrl: env.REDIS_URL,
+    redis: redis!,
     queuePrefix: env.QUEUE_PREFIX,
     role: env.HUB_ROLE,
     toolsDir: path.resolve(env.TOOLS_DIR),

@@ -85,7 +85,7 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
       folder === "missing" ? "no tool folder: the hub has no tools (set TOOLS_DIR)" : "no tool file in the tool folder",
     );
 
-  const queues: Queues = await openQueues(config.redisUrl, config.queuePrefix);
+  const queues: Queues = await openQueues(config.redis, config.queuePrefix);
   let database: Database;
   try {
     database = await openDatabase({
@@ -100,7 +100,7 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
   }
   let publicUrl = config.publicUrl;
   const demoKey = demoBackendKey(config.secrets.callbackSecret);
-  const realtime = createRealtime(config.redisUrl, config.queuePrefix);
+  const realtime = createRealtime(config.redis, config.queuePrefix);
   const widget = widgetChannel(realtime);
   const now = options.now ?? (() => new Date());
   const changes = createChanges((error) => log.warn({ err: error }, "a change listener failed"));
@@ -114,7 +114,7 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
   const backlog = backlogMeter(turns, queues.turns);
   const warnRepeated = throttledLog(log, "warn");
   const jobWaiters = createJobWaiters({
-    redisUrl: config.redisUrl,
+    redis: config.redis,
     prefix: queues.prefix,
     onError: (error) => warnRepeated(`job-waiters:${errorKey(error)}`, { err: error }, "job-end notice failed"),
   });
@@ -158,7 +158,7 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
   let url: string | undefined;
   // Every process forwards its own changes to the consoles (on whichever process they are connected).
   const stopForwarding = attachConsoleNamespace(ctx);
-  const stopJobForwarding = forwardJobsToWidgets(ctx, { redisUrl: config.redisUrl, prefix: queues.prefix });
+  const stopJobForwarding = forwardJobsToWidgets(ctx, { redis: config.redis, prefix: queues.prefix });
   if (config.role !== "worker") {
     server = createServer(createApp(ctx));
     realtime.attach(server);

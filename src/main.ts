@@ -2,6 +2,7 @@
 import { DEMO_TOOL } from "./agent/demo-agent.js";
 import { accountsOf, type MetaChannel } from "./channels/meta/meta-accounts.js";
 import { ConfigError, loadConfig, type Config } from "./config.js";
+import { describeRedis } from "./redis-target.js";
 import { DataLockError } from "./db/data-lock.js";
 import { startHub, type Hub } from "./hub.js";
 import { createLogger, type Logger } from "./logger.js";
@@ -21,6 +22,7 @@ function banner(config: Config, hub: Hub): string {
     "chat-delivery-hub is running",
     `  role:        ${config.role}`,
     `  database:    ${databaseLine(config)}`,
+    `  redis:       ${describeRedis(config.redis)}`,
     `  agent:       ${agentLine(config)}`,
   ];
   if (url) {

@@ -9,7 +9,7 @@
 import type { Server as HttpServer } from "node:http";
 import type { Duplex } from "node:stream";
 import { createAdapter } from "@socket.io/redis-streams-adapter";
-import { Redis } from "ioredis";
+import { openRedis, type RedisTarget } from "./redis-target.js";
 import { Server, type Namespace } from "socket.io";
 import {
   roomOf,
@@ -46,8 +46,8 @@ export interface Realtime {
   close(): Promise<void>;
 }
 
-export function createRealtime(redisUrl: string, prefix: string): Realtime {
-  const redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
+export function createRealtime(target: RedisTarget, prefix: string): Realtime {
+  const redis = openRedis(target, { maxRetriesPerRequest: null });
   let accepting = true;
   /** The TCP connections upgraded to WebSocket: an HTTP server's own close does not end them. */
   const upgraded = new Set<Duplex>();

@@ -2,6 +2,7 @@
 // settings or tool files at fault) and a hint that uses the configured host, port and names — never a stack
 // trace, and never a password or a secret.
 import { MigrationsNeedDirectUrl } from "./db/pooler.js";
+import { describeRedis, type RedisTarget } from "./redis-target.js";
 
 export class StartUpError extends Error {
   constructor(
@@ -57,9 +58,18 @@ export function redisEndpoint(url: string): Endpoint {
 }
 
 /** Redis did not answer the start-up ping. */
-export function redisStartError(url: string, error: unknown): StartUpError {
-  const { host, port } = redisEndpoint(url);
+export function redisStartError(target: RedisTarget, error: unknown): StartUpError {
   const reason = connectionReason(error);
+  if (target.kind === "sentinel")
+    return new StartUpError(
+      `Redis is not answering at ${describeRedis(target)}${reason ? ` (${reason})` : ""}.`,
+      `check that the sentinels run and monitor "${target.name}" (redis-cli -h ${target.sentinels[0]!.host} -p ` +
+        `${target.sentinels[0]!.port} sentinel get-master-addr-by-name ${target.name}), or fix REDIS_SENTINELS and REDIS_SENTINEL_NAME`,
+      [],
+      { cause: error },
+    );
+  const url = target.url;
+  const { host, port } = redisEndpoint(url);
   return new StartUpError(
     `Redis is not answering at ${shownUrl(url)}${reason ? ` (${reason})` : ""}.`,
     LOCAL.test(host)

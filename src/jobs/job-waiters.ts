@@ -1,7 +1,8 @@
 // Requests waiting for a job to end (`GET /v1/jobs/{id}?waitMs=`). Every process hears of every job's end on
 // the job-events channel (job-events.ts; published once per event by the process that commits it), and each
 // wakes its own waiters. A waiting request costs a map entry, no query and no timer-driven polling.
-import { Redis } from "ioredis";
+import type { Redis } from "ioredis";
+import { openRedis, type RedisTarget } from "../redis-target.js";
 import { jobEventsChannel, type JobEvent } from "./job-events.js";
 
 export interface JobWaiters {
@@ -20,7 +21,7 @@ export interface JobWaiters {
 export const MAX_WAITERS = 10_000;
 
 export function createJobWaiters(options: {
-  redisUrl: string;
+  redis: RedisTarget;
   prefix: string;
   onError: (error: unknown) => void;
 }): JobWaiters {
@@ -41,7 +42,7 @@ export function createJobWaiters(options: {
   // Subscribed lazily: a process nobody waits on keeps no extra connection.
   function subscribe(): Promise<void> {
     subscribed ??= (async () => {
-      subscriber = new Redis(options.redisUrl, { maxRetriesPerRequest: null, lazyConnect: true });
+      subscriber = openRedis(options.redis, { maxRetriesPerRequest: null, lazyConnect: true });
       subscriber.on("error", options.onError);
       subscriber.on("message", (_channel: string, text: string) => {
         let event: JobEvent;

@@ -4,7 +4,7 @@
 // Every handler takes whatever a client sends — any payload, an ack that is not a function, no ack — and
 // never throws: a visitor's socket is untrusted input, and one bad event must not reach the process.
 import { randomUUID } from "node:crypto";
-import { Redis } from "ioredis";
+import { openRedis, type RedisTarget } from "../../redis-target.js";
 import { z } from "zod";
 import { roomOf, type SendAnswer, type WidgetJob } from "../../channels/widget/events.js";
 import { widgetMessage, widgetRunningJob } from "../../channels/widget/widget-channel.js";
@@ -207,12 +207,12 @@ async function sendHistory(
  * theirs. Not through the socket.io adapter, whose broadcasts cost a stream entry that every process reads:
  * there the job events took 10–20 % off the sustained results/s of `bench:widget`. Returns the stop.
  */
-export function forwardJobsToWidgets(ctx: HubContext, options: { redisUrl: string; prefix: string }): () => void {
+export function forwardJobsToWidgets(ctx: HubContext, options: { redis: RedisTarget; prefix: string }): () => void {
   const channel = jobEventsChannel(options.prefix);
   const origin = randomUUID();
   const onError = (error: unknown) =>
     ctx.warnRepeated(`widget-jobs:${errorKey(error)}`, { err: error }, "job event not forwarded to widgets");
-  const subscriber = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
+  const subscriber = openRedis(options.redis, { maxRetriesPerRequest: null });
   subscriber.on("error", onError);
   subscriber.on("message", (_channel: string, text: string) => {
     let event: JobEvent;
