@@ -21,6 +21,7 @@ import { createChanges } from "./delivery/changes.js";
 import { deliveryState } from "./delivery/delivery-state.js";
 import { turnSchedule } from "./delivery/turn-schedule.js";
 import { attachConsoleNamespace } from "./server/sockets/console-namespace.js";
+import { catchUpAfterRedisReturns } from "./server/sockets/widget-catch-up.js";
 import { attachWidgetNamespace, forwardJobsToWidgets } from "./server/sockets/widget-namespace.js";
 import { startSweeper } from "./workers/sweeper.js";
 import { startTurnWorker, turnRunner } from "./workers/turn-worker.js";
@@ -159,6 +160,8 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
   // Every process forwards its own changes to the consoles (on whichever process they are connected).
   const stopForwarding = attachConsoleNamespace(ctx);
   const stopJobForwarding = forwardJobsToWidgets(ctx, { redis: config.redis, prefix: queues.prefix });
+  // Only processes with sockets of their own have anything to catch up.
+  const stopCatchUp = config.role !== "worker" ? catchUpAfterRedisReturns(ctx) : () => undefined;
   if (config.role !== "worker") {
     server = createServer(createApp(ctx));
     realtime.attach(server);
@@ -242,6 +245,7 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
       await boundedWait(ctx.turns.handOffAll(), STOP_WAIT_MS, () => undefined);
       stopForwarding();
       stopJobForwarding();
+      stopCatchUp();
       backlog.stop();
       await realtime.close();
       await boundedWait(queues.close(), STOP_WAIT_MS, () => queues.redis.disconnect());

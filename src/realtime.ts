@@ -9,6 +9,7 @@
 import type { Server as HttpServer } from "node:http";
 import type { Duplex } from "node:stream";
 import { createAdapter } from "@socket.io/redis-streams-adapter";
+import type { Redis } from "ioredis";
 import { openRedis, type RedisTarget } from "./redis-target.js";
 import { Server, type Namespace } from "socket.io";
 import {
@@ -34,6 +35,8 @@ export interface Realtime {
   console: ConsoleNamespace;
   progress(conversationId: string, progress: WidgetProgress): void;
   typing(conversationId: string, typing: boolean): void;
+  /** Calls `listener` (with when it was lost) each time the adapter's Redis answers again; returns the stop. */
+  onRedisReturn(listener: (lostAt: Date) => void): () => void;
   /** Serves socket.io on this HTTP server (web roles). */
   attach(server: HttpServer): void;
   /**
@@ -69,12 +72,18 @@ export function createRealtime(target: RedisTarget, prefix: string): Realtime {
   );
   const widget = io.of(WIDGET_NAMESPACE) as WidgetNamespace;
   const consoleNs = io.of(CONSOLE_NAMESPACE) as ConsoleNamespace;
+  const redisReturns = new Set<(lostAt: Date) => void>();
+  watchRedisReturns(redis, redisReturns);
   return {
     io,
     widget,
     console: consoleNs,
     progress: (conversationId, progress) => void widget.to(roomOf(conversationId)).emit("progress", progress),
     typing: (conversationId, typing) => void widget.to(roomOf(conversationId)).emit("typing", { typing }),
+    onRedisReturn(listener) {
+      redisReturns.add(listener);
+      return () => redisReturns.delete(listener);
+    },
     attach(server) {
       io.attach(server);
       server.on("upgrade", (_req, socket: Duplex) => {
@@ -98,4 +107,22 @@ export function createRealtime(target: RedisTarget, prefix: string): Realtime {
       redis.disconnect();
     },
   };
+}
+
+/**
+ * Calls `listener` each time the adapter's Redis answers again after it was lost, with when it was lost:
+ * while Redis is away, stream entries and pub/sub acks between processes can be lost
+ * (src/server/sockets/widget-catch-up.ts makes up for it).
+ */
+function watchRedisReturns(redis: Redis, listeners: Set<(lostAt: Date) => void>): void {
+  let lostAt: Date | undefined;
+  redis.on("close", () => {
+    if (redis.status !== "end") lostAt ??= new Date();
+  });
+  redis.on("ready", () => {
+    if (!lostAt) return;
+    const since = lostAt;
+    lostAt = undefined;
+    for (const listener of listeners) listener(since);
+  });
 }
