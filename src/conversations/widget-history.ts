@@ -16,17 +16,6 @@ const VISIBLE = `"conversationId" = $1::uuid AND role IN ('user', 'agent', 'huma
          SELECT 1 FROM "Conversation" c WHERE c.id = $1::uuid AND c.control = 'agent'))))`;
 
 /**
- * Replies at or before the cursor that are stored, never confirmed (among the conversation's last 50
- * there): a push whose ack, or the push itself, was lost between processes while Redis moved, while a
- * later one arrived. A client
- * that has one skips it by id (docs/widget-protocol.md §6); one that missed it gets it, and confirms it.
- */
-const UNCONFIRMED = `(role IN ('agent', 'human') AND status = 'stored'
-  AND seq <= (SELECT seq FROM anchor)
-  AND seq >= (SELECT min(r.seq) FROM (SELECT seq FROM "Message" WHERE "conversationId" = $1::uuid
-    AND seq <= (SELECT seq FROM anchor) ORDER BY seq DESC LIMIT 50) r))`;
-
-/**
  * The messages after `after`, or the newest ones when there is no cursor; `reset` when the client sent a cursor
  * this conversation does not have (its list is not this conversation's, or not the hub's any more).
  */
@@ -40,8 +29,7 @@ export async function widgetHistory(
       `WITH anchor AS (SELECT seq FROM "Message" WHERE id = $2::uuid AND "conversationId" = $1::uuid)
        SELECT EXISTS (SELECT 1 FROM anchor) AS anchored,
          (SELECT coalesce(json_agg(h ORDER BY h.seq), '[]') FROM (
-            SELECT * FROM "Message" WHERE ${VISIBLE} AND (seq > (SELECT seq FROM anchor) OR ${UNCONFIRMED})
-            ORDER BY seq LIMIT $3) h) AS rows`,
+            SELECT * FROM "Message" WHERE ${VISIBLE} AND seq > (SELECT seq FROM anchor) ORDER BY seq LIMIT $3) h) AS rows`,
       [conversationId, after, HISTORY_LIMIT],
     );
     if (row?.anchored) return { messages: row.rows.map(messageFromJson), reset: false };
