@@ -11,6 +11,7 @@ import { llmConfig, type LlmConfig } from "./config/llm-config.js";
 import { parseTrustProxy, publicHost } from "./config/network.js";
 import { productionProblems, productionWarnings, type ConfigWarning } from "./config/production.js";
 import { resolveSecrets, type Secrets } from "./config/secrets.js";
+import { redisTargetOf, type RedisTarget } from "./redis-target.js";
 
 export { configuredToolsDir, toolEnvironment, type Env } from "./config/env.js";
 export type { LlmConfig } from "./config/llm-config.js";
@@ -26,7 +27,12 @@ export interface Config {
   dataDir: string;
   /** PostgreSQL URL, or undefined for the embedded database under dataDir. */
   databaseUrl: string | undefined;
-  redisUrl: string;
+  /** How databaseUrl reaches PostgreSQL (src/db/pooler.ts). */
+  databasePooler: "none" | "transaction";
+  /** A connection that bypasses the pooler, for the migrations. */
+  databaseDirectUrl: string | undefined;
+  /** One Redis server, or the primary Sentinel names (src/redis-target.ts). */
+  redis: RedisTarget;
   queuePrefix: string;
   role: "web" | "worker" | "all";
   toolsDir: string;
@@ -121,6 +127,12 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     if ("problems" in found) problems.push(...found.problems);
     else llm = found.llm;
   }
+  let redis: RedisTarget | undefined;
+  if (parsed.success) {
+    const found = redisTargetOf(parsed.data);
+    if ("problems" in found) problems.push(...found.problems);
+    else redis = found.target;
+  }
   let tokenTtlMs = 0;
   if (parsed.success) {
     const ttl = parseSpan(parsed.data.WIDGET_TOKEN_TTL);
@@ -145,7 +157,9 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     publicUrl,
     dataDir,
     databaseUrl: env.DATABASE_URL,
-    redisUrl: env.REDIS_URL,
+    databasePooler: env.DATABASE_POOLER,
+    databaseDirectUrl: env.DATABASE_DIRECT_URL,
+    redis: redis!,
     queuePrefix: env.QUEUE_PREFIX,
     role: env.HUB_ROLE,
     toolsDir: path.resolve(env.TOOLS_DIR),

@@ -22,6 +22,7 @@ import { deliveryState } from "./delivery/state/sql-delivery-state.js";
 import { metaStatusRules } from "./channels/meta/meta-statuses.js";
 import { turnSchedule } from "./delivery/turn-schedule.js";
 import { attachConsoleNamespace } from "./server/sockets/console-namespace.js";
+import { catchUpAfterRedisReturns } from "./server/sockets/widget-catch-up.js";
 import { attachWidgetNamespace, forwardChangesToWidgets } from "./server/sockets/widget-namespace.js";
 import { startSweeper } from "./workers/sweeper.js";
 import { startTurnWorker, turnRunner } from "./workers/turn-worker.js";
@@ -87,17 +88,22 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
       folder === "missing" ? "no tool folder: the hub has no tools (set TOOLS_DIR)" : "no tool file in the tool folder",
     );
 
-  const queues: Queues = await openQueues(config.redisUrl, config.queuePrefix);
+  const queues: Queues = await openQueues(config.redis, config.queuePrefix);
   let database: Database;
   try {
-    database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+    database = await openDatabase({
+      databaseUrl: config.databaseUrl,
+      pooler: config.databasePooler,
+      directUrl: config.databaseDirectUrl,
+      dataDir: config.dataDir,
+    });
   } catch (error) {
     await queues.close();
     throw databaseStartError(config.databaseUrl, error);
   }
   let publicUrl = config.publicUrl;
   const demoKey = demoBackendKey(config.secrets.callbackSecret);
-  const realtime = createRealtime(config.redisUrl, config.queuePrefix);
+  const realtime = createRealtime(config.redis, config.queuePrefix);
   const widget = widgetChannel(realtime);
   const now = options.now ?? (() => new Date());
   const changes = createChanges((error) => log.warn({ err: error }, "a change listener failed"));
@@ -114,7 +120,7 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
   const jobEvents = relayJobEvents({
     changes,
     redis: queues.redis,
-    redisUrl: config.redisUrl,
+    redisTarget: config.redis,
     prefix: queues.prefix,
     onError: (error) => warnRepeated(`job-events:${errorKey(error)}`, { err: error }, "job event not relayed"),
   });
@@ -164,6 +170,8 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
   // Every process forwards its own changes to the consoles (on whichever process they are connected).
   const stopForwarding = attachConsoleNamespace(ctx);
   const stopWidgetForwarding = forwardChangesToWidgets(ctx);
+  // Only processes with sockets of their own have anything to catch up.
+  const stopCatchUp = config.role !== "worker" ? catchUpAfterRedisReturns(ctx) : () => undefined;
   if (config.role !== "worker") {
     server = createServer(createApp(ctx));
     realtime.attach(server);
@@ -248,6 +256,7 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
       await boundedWait(ctx.turns.handOffAll(), STOP_WAIT_MS, () => undefined);
       stopForwarding();
       stopWidgetForwarding();
+      stopCatchUp();
       jobEvents.stop();
       backlog.stop();
       await realtime.close();

@@ -2,6 +2,7 @@
 import { DEMO_TOOL } from "./agent/demo-agent.js";
 import { accountsOf, type MetaChannel } from "./channels/meta/meta-accounts.js";
 import { ConfigError, loadConfig, type Config } from "./config.js";
+import { describeRedis } from "./redis-target.js";
 import { DataLockError } from "./db/data-lock.js";
 import { startHub, type Hub } from "./hub.js";
 import { createLogger, type Logger } from "./logger.js";
@@ -20,7 +21,8 @@ function banner(config: Config, hub: Hub): string {
     "",
     "chat-delivery-hub is running",
     `  role:        ${config.role}`,
-    `  database:    ${config.databaseUrl ? "PostgreSQL (DATABASE_URL)" : `embedded, in ${config.dataDir}/pglite`}`,
+    `  database:    ${databaseLine(config)}`,
+    `  redis:       ${describeRedis(config.redis)}`,
     `  agent:       ${agentLine(config)}`,
   ];
   if (url) {
@@ -142,3 +144,11 @@ async function main(): Promise<void> {
 }
 
 await main();
+
+function databaseLine(config: Config): string {
+  if (!config.databaseUrl) return `embedded, in ${config.dataDir}/pglite`;
+  if (config.databasePooler === "none") return "PostgreSQL (DATABASE_URL)";
+  return config.databaseDirectUrl
+    ? "PostgreSQL through a transaction pooler (DATABASE_URL); migrations on DATABASE_DIRECT_URL"
+    : "PostgreSQL through a transaction pooler (DATABASE_URL); no DATABASE_DIRECT_URL: new migrations cannot be applied";
+}

@@ -2,7 +2,8 @@
 import { Queue, type ConnectionOptions } from "bullmq";
 import type { TurnData } from "./delivery/turn-schedule.js";
 import type { PushJob } from "./push/push.js";
-import { Redis } from "ioredis";
+import type { Redis } from "ioredis";
+import { openRedis, type RedisTarget } from "./redis-target.js";
 import { redisStartError, StartUpError } from "./start-up-errors.js";
 
 export const QUEUE_NAMES = {
@@ -41,8 +42,8 @@ function redisOptions() {
 }
 
 /** Connects to Redis and fails fast with a clear message when none answers. */
-export async function openQueues(url: string, prefix: string): Promise<Queues> {
-  const probe = new Redis(url, {
+export async function openQueues(target: RedisTarget, prefix: string): Promise<Queues> {
+  const probe = openRedis(target, {
     lazyConnect: true,
     maxRetriesPerRequest: 0,
     retryStrategy: () => null,
@@ -55,12 +56,12 @@ export async function openQueues(url: string, prefix: string): Promise<Queues> {
     await probe.connect();
     await probe.ping();
   } catch (error) {
-    const { sentence, hint } = redisStartError(url, socketError ?? error);
+    const { sentence, hint } = redisStartError(target, socketError ?? error);
     throw new RedisUnavailableError(sentence, hint, [], { cause: socketError ?? error });
   } finally {
     probe.disconnect();
   }
-  const redis = new Redis(url, redisOptions());
+  const redis = openRedis(target, redisOptions());
   redis.on("error", () => {}); // reconnection is automatic; readiness is reported by /readyz
   const connections: Redis[] = [redis];
   const make = <T>(name: string) => new Queue<T>(name, { connection: redis, prefix });
@@ -76,7 +77,7 @@ export async function openQueues(url: string, prefix: string): Promise<Queues> {
     webhooks,
     pushes,
     workerConnection() {
-      const connection = new Redis(url, redisOptions());
+      const connection = openRedis(target, redisOptions());
       connection.on("error", () => {});
       connections.push(connection);
       return connection;

@@ -9,7 +9,8 @@
 import type { Server as HttpServer } from "node:http";
 import type { Duplex } from "node:stream";
 import { createAdapter } from "@socket.io/redis-streams-adapter";
-import { Redis } from "ioredis";
+import type { Redis } from "ioredis";
+import { openRedis, type RedisTarget } from "./redis-target.js";
 import { Server, type Namespace } from "socket.io";
 import {
   WIDGET_NAMESPACE,
@@ -30,6 +31,8 @@ export interface Realtime {
   io: Server;
   widget: WidgetNamespace;
   console: ConsoleNamespace;
+  /** Calls `listener` (with when it was lost) each time the adapter's Redis answers again; returns the stop. */
+  onRedisReturn(listener: (lostAt: Date) => void): () => void;
   /** Serves socket.io on this HTTP server (web roles). */
   attach(server: HttpServer): void;
   /**
@@ -42,8 +45,8 @@ export interface Realtime {
   close(): Promise<void>;
 }
 
-export function createRealtime(redisUrl: string, prefix: string): Realtime {
-  const redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
+export function createRealtime(target: RedisTarget, prefix: string): Realtime {
+  const redis = openRedis(target, { maxRetriesPerRequest: null });
   let accepting = true;
   /** The TCP connections upgraded to WebSocket: an HTTP server's own close does not end them. */
   const upgraded = new Set<Duplex>();
@@ -65,10 +68,16 @@ export function createRealtime(redisUrl: string, prefix: string): Realtime {
   );
   const widget = io.of(WIDGET_NAMESPACE) as WidgetNamespace;
   const consoleNs = io.of(CONSOLE_NAMESPACE) as ConsoleNamespace;
+  const redisReturns = new Set<(lostAt: Date) => void>();
+  watchRedisReturns(redis, redisReturns);
   return {
     io,
     widget,
     console: consoleNs,
+    onRedisReturn(listener) {
+      redisReturns.add(listener);
+      return () => redisReturns.delete(listener);
+    },
     attach(server) {
       io.attach(server);
       server.on("upgrade", (_req, socket: Duplex) => {
@@ -92,4 +101,22 @@ export function createRealtime(redisUrl: string, prefix: string): Realtime {
       redis.disconnect();
     },
   };
+}
+
+/**
+ * Calls `listener` each time the adapter's Redis answers again after it was lost, with when it was lost:
+ * while Redis is away, stream entries and pub/sub acks between processes can be lost
+ * (src/server/sockets/widget-catch-up.ts makes up for it).
+ */
+function watchRedisReturns(redis: Redis, listeners: Set<(lostAt: Date) => void>): void {
+  let lostAt: Date | undefined;
+  redis.on("close", () => {
+    if (redis.status !== "end") lostAt ??= new Date();
+  });
+  redis.on("ready", () => {
+    if (!lostAt) return;
+    const since = lostAt;
+    lostAt = undefined;
+    for (const listener of listeners) listener(since);
+  });
 }

@@ -1,6 +1,8 @@
 // Why the hub could not start, said the same way whatever the cause: one sentence, the lines it names (the
 // settings or tool files at fault) and a hint that uses the configured host, port and names — never a stack
 // trace, and never a password or a secret.
+import { MigrationsNeedDirectUrl } from "./db/pooler.js";
+import { describeRedis, type RedisTarget } from "./redis-target.js";
 
 export class StartUpError extends Error {
   constructor(
@@ -56,9 +58,18 @@ export function redisEndpoint(url: string): Endpoint {
 }
 
 /** Redis did not answer the start-up ping. */
-export function redisStartError(url: string, error: unknown): StartUpError {
-  const { host, port } = redisEndpoint(url);
+export function redisStartError(target: RedisTarget, error: unknown): StartUpError {
   const reason = connectionReason(error);
+  if (target.kind === "sentinel")
+    return new StartUpError(
+      `Redis is not answering at ${describeRedis(target)}${reason ? ` (${reason})` : ""}.`,
+      `check that the sentinels run and monitor "${target.name}" (redis-cli -h ${target.sentinels[0]!.host} -p ` +
+        `${target.sentinels[0]!.port} sentinel get-master-addr-by-name ${target.name}), or fix REDIS_SENTINELS and REDIS_SENTINEL_NAME`,
+      [],
+      { cause: error },
+    );
+  const url = target.url;
+  const { host, port } = redisEndpoint(url);
   return new StartUpError(
     `Redis is not answering at ${shownUrl(url)}${reason ? ` (${reason})` : ""}.`,
     LOCAL.test(host)
@@ -116,7 +127,23 @@ export function databaseStartError(databaseUrl: string | undefined, error: unkno
   }
   const { host, port, database, user } = target;
   const at = `${host}:${port}`;
+  if (error instanceof MigrationsNeedDirectUrl)
+    return new StartUpError(
+      `the database needs ${error.pending.length} migration(s), and DATABASE_URL goes through a pooler.`,
+      "set DATABASE_DIRECT_URL to a connection that bypasses it (the migrations hold a session lock), " +
+        "or run them once with DATABASE_URL pointing at PostgreSQL itself",
+      error.pending,
+      { cause: error },
+    );
   const code = errorCode(error);
+  // PgBouncer refuses startup parameters it does not pass on, `options` among them.
+  if (/unsupported startup parameter/i.test(message(error)))
+    return new StartUpError(
+      `the server at ${at} refused a startup parameter (${message(error)}): it is a connection pooler.`,
+      "set DATABASE_POOLER=transaction (and DATABASE_DIRECT_URL for the migrations)",
+      [],
+      { cause: error },
+    );
   const quoted = (text: string) => (/^[\w.-]+$/.test(text) ? text : `'${text.replace(/'/g, "'\\''")}'`);
   if (code === "3D000")
     return new StartUpError(

@@ -55,6 +55,7 @@ async function readDirectly(config: Config, id: string, noHub: string): Promise<
   try {
     database = await openDatabase({
       databaseUrl: config.databaseUrl,
+      pooler: config.databasePooler,
       dataDir: config.dataDir,
       migrate: false,
       holder: "a hub command",

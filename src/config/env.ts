@@ -21,7 +21,17 @@ export const envSchema = z.object({
   PUBLIC_URL: optional.pipe(z.url().optional()),
   DATA_DIR: z.string().default("./data"),
   DATABASE_URL: optional,
+  // DATABASE_URL is a transaction-mode pooler (PgBouncer); the migrations then use DATABASE_DIRECT_URL.
+  DATABASE_POOLER: z.enum(["none", "transaction"]).default("none"),
+  DATABASE_DIRECT_URL: optional,
   REDIS_URL: z.string().default("redis://127.0.0.1:6379"),
+  // Redis Sentinel instead of REDIS_URL (src/redis-target.ts): the sentinels and the primary's name.
+  REDIS_SENTINELS: optional,
+  REDIS_SENTINEL_NAME: z.string().trim().min(1).default("mymaster"),
+  REDIS_USERNAME: optional,
+  REDIS_PASSWORD: optional,
+  REDIS_SENTINEL_USERNAME: optional,
+  REDIS_SENTINEL_PASSWORD: optional,
   // Namespaces the BullMQ queues, so several hubs (or test runs) can share one Redis.
   QUEUE_PREFIX: z.string().default("hub"),
   HUB_ROLE: z.enum(["web", "worker", "all"]).default("all"),

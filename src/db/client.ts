@@ -10,6 +10,7 @@ import { PrismaClient } from "../generated/prisma/client.js";
 import { acquireDataLock } from "./data-lock.js";
 import { pendingMigrations } from "./pending-migrations.js";
 import { runMigrations } from "./run-migrations.js";
+import { MigrationsNeedDirectUrl, type DatabasePooler } from "./pooler.js";
 import { pgliteSql, poolSql, type Sql } from "./sql.js";
 
 export type Db = PrismaClient;
@@ -32,6 +33,10 @@ export interface Database {
 
 export async function openDatabase(options: {
   databaseUrl: string | undefined;
+  /** How DATABASE_URL is reached (src/db/pooler.ts); `none` by default. */
+  pooler?: DatabasePooler;
+  /** A connection that bypasses the pooler, for the migrations (their lock is a session's). */
+  directUrl?: string | undefined;
   dataDir: string;
   /** Apply pending migrations first (the hub does; a read-only command need not). */
   migrate?: boolean;
@@ -40,23 +45,29 @@ export async function openDatabase(options: {
 }): Promise<Database> {
   const migrate = options.migrate ?? true;
   if (options.databaseUrl) {
-    // The hot statements are prepared (sql.ts); their plans do not depend on the values: keep them.
-    const settings = { options: "-c plan_cache_mode=force_generic_plan" };
+    const pooled = options.pooler === "transaction";
+    // The hot statements are prepared (sql.ts); their plans do not depend on the values: keep them. A
+    // pooler refuses startup parameters it does not know (PgBouncer: `options`), and would not keep them
+    // per client anyway.
+    const settings = pooled ? {} : { options: "-c plan_cache_mode=force_generic_plan" };
     const pool = new pg.Pool({ connectionString: options.databaseUrl, max: POOL_SIZE, ...settings });
     const ingestPool = new pg.Pool({ connectionString: options.databaseUrl, max: INGEST_POOL_SIZE, ...settings });
     // An idle connection the server dropped must not end the process; the next query reconnects.
     for (const each of [pool, ingestPool]) each.on("error", () => undefined);
-    const sql = poolSql(pool);
+    const sql = poolSql(pool, { prepared: !pooled });
     try {
+      const pending = migrate ? await pendingMigrations(sql) : [];
+      // The schema engine locks with a session advisory lock: through a transaction pooler the lock could
+      // stay on a server connection other clients then get. Only a direct connection is safe.
+      const migrationsUrl = pooled ? options.directUrl : options.databaseUrl;
+      if (pending.length > 0 && !migrationsUrl) throw new MigrationsNeedDirectUrl(pending);
       const appliedMigrations =
-        migrate && (await pendingMigrations(sql)).length > 0
-          ? await runMigrations({ kind: "postgresql", url: options.databaseUrl })
-          : [];
+        pending.length > 0 && migrationsUrl ? await runMigrations({ kind: "postgresql", url: migrationsUrl }) : [];
       const db = new PrismaClient({ adapter: new PrismaPg(pool) });
       return {
         db,
         sql,
-        ingestSql: poolSql(ingestPool),
+        ingestSql: poolSql(ingestPool, { prepared: !pooled }),
         kind: "postgresql",
         appliedMigrations,
         close: async () => {

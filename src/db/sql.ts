@@ -44,7 +44,9 @@ const pgTypes = {
 /**
  * Every statement is a named prepared statement: each connection parses it once, and PostgreSQL can keep
  * its plan. The hot statements are few and fixed (parameters carry the values), and planning them anew on
- * every call cost as much as running them.
+ * every call cost as much as running them. Behind a transaction-mode pooler (PgBouncer before 1.21) a
+ * client's next statement may run on another server connection, where its name is unknown or taken by
+ * another client's: there every statement is unnamed (parsed each time, still one round trip).
  */
 const statementNames = new Map<string, string>();
 function statementName(text: string): string {
@@ -56,12 +58,21 @@ function statementName(text: string): string {
   return name;
 }
 
-export function poolSql(pool: pg.Pool): Sql {
+export function poolSql(pool: pg.Pool, options: { prepared?: boolean } = {}): Sql {
+  const prepared = options.prepared ?? true;
   const run = async <T extends object>(
     client: pg.Pool | pg.PoolClient,
     text: string,
     params: readonly unknown[] = [],
-  ) => (await client.query<T>({ name: statementName(text), text, values: params.map(asParam), types: pgTypes })).rows;
+  ) =>
+    (
+      await client.query<T>({
+        ...(prepared ? { name: statementName(text) } : {}),
+        text,
+        values: params.map(asParam),
+        types: pgTypes,
+      })
+    ).rows;
   return {
     query: (text, params) => run(pool, text, params),
     async transaction(work) {

@@ -5,7 +5,8 @@
 // Not through the socket.io adapter, whose broadcasts cost a stream entry that every process reads: there the
 // job events took 10–20 % off the sustained results/s of `bench:widget`.
 import { randomUUID } from "node:crypto";
-import { Redis } from "ioredis";
+import type { Redis } from "ioredis";
+import { openRedis, type RedisTarget } from "../redis-target.js";
 import type { WidgetJob } from "../channels/widget/events.js";
 import type { Changes } from "../delivery/changes.js";
 import { publish } from "../delivery/effects.js";
@@ -30,14 +31,14 @@ export function relayJobEvents(options: {
   changes: Changes;
   /** A connection to publish on (a subscribed one cannot). */
   redis: Redis;
-  redisUrl: string;
+  redisTarget: RedisTarget;
   prefix: string;
   onError: (error: unknown) => void;
 }): JobEventRelay {
   const { changes, onError } = options;
   const channel = jobEventsChannel(options.prefix);
   const origin = randomUUID();
-  const subscriber = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
+  const subscriber = openRedis(options.redisTarget, { maxRetriesPerRequest: null });
   subscriber.on("error", onError);
   subscriber.on("message", (_channel: string, text: string) => {
     let event: JobEvent;

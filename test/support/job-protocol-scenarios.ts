@@ -5,7 +5,7 @@ import { postCallback, ToolBackend, startToolBackend } from "./tool-backend.js";
 import { checkStock, matchTherapists } from "./tool-files.js";
 import { TestHub } from "./test-hub.js";
 
-export function defineJobProtocolTests(database: "postgresql" | "embedded"): void {
+export function defineJobProtocolTests(database: "postgresql" | "embedded" | "pgbouncer"): void {
   describe(`the async tool protocol (${database} database)`, () => {
     let backend: ToolBackend;
     let hub: TestHub;

@@ -8,6 +8,7 @@ import type { Queue } from "bullmq";
 import { loadConfig, type Config } from "../../src/config.js";
 import { startHub, type Hub } from "../../src/hub.js";
 import { createLogger } from "../../src/logger.js";
+import { startPgBouncer } from "./pgbouncer.js";
 import { clearRedisPrefix, createDatabase, eventually, queuePrefix, REDIS_URL } from "./services.js";
 
 export const HUB_API_KEY = "hub-key-for-tests";
@@ -45,10 +46,21 @@ export async function testHubEnv(
     writeFileSync(path.join(toolsDir, `${name}.yml`), yaml);
   let databaseUrl = "";
   let dropDatabase: (() => Promise<void>) | undefined;
-  if ((options.database ?? "postgresql") === "postgresql") {
+  let pooled: Record<string, string> = {};
+  const kind = options.database ?? "postgresql";
+  if (kind === "postgresql" || kind === "pgbouncer") {
     const database = await createDatabase();
     databaseUrl = database.url;
     dropDatabase = database.drop;
+    if (kind === "pgbouncer") {
+      const pooler = await startPgBouncer(database.url);
+      databaseUrl = pooler.through(database.url);
+      pooled = { DATABASE_POOLER: "transaction", DATABASE_DIRECT_URL: database.url };
+      dropDatabase = async () => {
+        await pooler.stop();
+        await database.drop();
+      };
+    }
   }
   const env: Record<string, string> = {
     HOST: "127.0.0.1",
@@ -57,6 +69,7 @@ export async function testHubEnv(
     PORT: "0",
     DATA_DIR: path.join(dir, "data"),
     DATABASE_URL: databaseUrl,
+    ...pooled,
     REDIS_URL,
     QUEUE_PREFIX: queuePrefix(),
     TOOLS_DIR: toolsDir,
@@ -84,7 +97,8 @@ export async function testHubEnv(
 }
 
 export interface TestHubOptions {
-  database?: "postgresql" | "embedded";
+  /** `pgbouncer`: PostgreSQL through a PgBouncer of its own in transaction mode (test/support/pgbouncer.ts). */
+  database?: "postgresql" | "embedded" | "pgbouncer";
   /** YAML text per tool name. */
   tools?: Record<string, string>;
   env?: Record<string, string>;

@@ -100,3 +100,6 @@ export interface SocketData {
 
 export const WIDGET_NAMESPACE = "/widget";
 export const roomOf = (conversationId: string) => `conversation:${conversationId}`;
+
+/** How long the hub waits for a client's ack of a `message` before counting it stored. */
+export const MESSAGE_ACK_TIMEOUT_MS = 5000;

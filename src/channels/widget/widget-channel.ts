@@ -5,9 +5,7 @@ import type { RunningJobRow } from "../../conversations/widget-history.js";
 import { humanAgentName } from "../../conversations/timeline.js";
 import { noticeOf } from "../../conversations/notice.js";
 import type { ChannelAdapter, SendConversation, SendMessage, SendOutcome } from "../../delivery/channel-port.js";
-import { roomOf, type WidgetMessage, type WidgetRunningJob } from "./events.js";
-
-const ACK_TIMEOUT_MS = 5000;
+import { MESSAGE_ACK_TIMEOUT_MS, roomOf, type WidgetMessage, type WidgetRunningJob } from "./events.js";
 
 export function widgetMessage(message: SendMessage): WidgetMessage {
   const senderName = message.role === "human" ? humanAgentName(message.data) : undefined;
@@ -47,7 +45,7 @@ export function widgetChannel(realtime: Realtime): ChannelAdapter {
       try {
         const acks = await realtime.widget
           .to(roomOf(conversation.id))
-          .timeout(ACK_TIMEOUT_MS)
+          .timeout(MESSAGE_ACK_TIMEOUT_MS)
           .emitWithAck("message", widgetMessage(message));
         return acks.length > 0 ? { status: "delivered", decision: "live" } : { status: "stored", decision: "stored" };
       } catch (error) {
