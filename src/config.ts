@@ -7,6 +7,7 @@ import { metaAccounts, type MetaAccount } from "./channels/meta/meta-accounts.js
 import { parseSpan } from "./tools/duration.js";
 import { whatsappTemplateSchema, type WhatsappTemplate } from "./tools/tool-file.js";
 import { pushConfig, pushEnvShape, type PushConfig } from "./push/push-config.js";
+import { mediaConfig, mediaEnvShape, type MediaConfig } from "./media/media-config.js";
 import { writeSecretFile } from "./secret-file.js";
 
 const optional = z
@@ -111,6 +112,8 @@ const envSchema = z.object({
   GRAPH_API_VERSION: z.string().default("v21.0"),
   // Push notifications: VAPID_*, WEB_PUSH_ENDPOINTS, FCM_*, PUSH_* (src/push/push-config.ts).
   ...pushEnvShape,
+  // Files people send: MEDIA_*, WIDGET_UPLOAD_*, AGENT_MODEL_IMAGES (src/media/media-config.ts).
+  ...mediaEnvShape,
 });
 
 export type Env = z.input<typeof envSchema>;
@@ -190,6 +193,8 @@ export interface Config {
   };
   /** Web Push and FCM notifications for widget conversations whose results wait with the chat closed. */
   push: PushConfig;
+  /** Files people send: `/media` URLs, widget uploads, images for the LLM agent. */
+  media: MediaConfig;
 }
 
 export interface LlmConfig {
@@ -418,6 +423,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       webhookRetentionMs: env.WEBHOOK_RETENTION,
     },
     push,
+    media: mediaConfig(env),
   };
 }
 

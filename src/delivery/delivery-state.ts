@@ -15,6 +15,7 @@
 // changed meanwhile is not recorded ("stale") and the caller routes again.
 import { randomUUID } from "node:crypto";
 import { abort, abortReason, type Sql } from "../db/sql.js";
+import type { StoredAttachment } from "../conversations/inbound-attachments.js";
 import type { Changes } from "./changes.js";
 import {
   conversationFromJson,
@@ -50,6 +51,8 @@ export interface InboundMessage {
   /** When the person sent it, by the channel's clock: moves the messaging window (never backwards). */
   sentAt?: Date | undefined;
   data?: unknown;
+  /** The files the person sent (inbound-attachments.ts): on the message row and in its turn input. */
+  attachments?: StoredAttachment[] | undefined;
 }
 
 type JsonRows = Record<string, unknown>[];
@@ -412,9 +415,10 @@ export function deliveryState(sql: Sql, changes: Changes, now: () => Date) {
       const id = randomUUID();
       const [row] = await sql.query<{ message: Record<string, unknown> | null; changed: JsonRows }>(
         `WITH msg AS (
-           INSERT INTO "Message" (id, "conversationId", role, text, "clientId", "externalId", data, "createdAt",
-             "updatedAt")
-           VALUES ($1::uuid, $2::uuid, 'user', $3, $4, $5, $6::jsonb, coalesce($7::timestamp, $8::timestamp), $8)
+           INSERT INTO "Message" (id, "conversationId", role, text, "clientId", "externalId", data, attachments,
+             "createdAt", "updatedAt")
+           VALUES ($1::uuid, $2::uuid, 'user', $3, $4, $5, $6::jsonb, $11::jsonb, coalesce($7::timestamp, $8::timestamp),
+             $8)
            ON CONFLICT DO NOTHING RETURNING *),
          conv AS (
            UPDATE "Conversation" SET "closedAt" = NULL,
@@ -456,7 +460,11 @@ export function deliveryState(sql: Sql, changes: Changes, now: () => Date) {
           inbound.sentAt ?? null,
           at,
           randomUUID(),
-          JSON.stringify({ text: inbound.text }),
+          JSON.stringify({
+            text: inbound.text,
+            ...(inbound.attachments?.length ? { attachments: inbound.attachments } : {}),
+          }),
+          inbound.attachments?.length ? JSON.stringify(inbound.attachments) : null,
         ],
       );
       if (row?.message) {

@@ -7,6 +7,7 @@ import { randomUUID } from "node:crypto";
 import { AgentUnavailableError, type TurnInput, type TurnReply, type TurnRequest } from "../agent/agent-port.js";
 import type { HubContext } from "../context.js";
 import { errorKey } from "../log-throttle.js";
+import { mediaLinks, type MediaLinks } from "../media/media-links.js";
 import { requestHuman } from "../console/human-request.js";
 import { noticeAgentUnavailable } from "./agent-unavailable.js";
 import { deliver } from "./deliver.js";
@@ -44,7 +45,7 @@ export async function runTurn(ctx: HubContext, conversationId: string): Promise<
     }
   }
 
-  const request = turnRequest(conversation, inputs, snapshot);
+  const request = turnRequest(conversation, inputs, snapshot, mediaLinks(ctx));
   // A remote agent runtime takes long enough for the person to see that a reply is coming. The indicator
   // stays until the reply has been handed to the channel, so it never goes before the reply comes.
   if (ctx.agent.remote) ctx.realtime.typing(conversationId, true);
@@ -107,7 +108,7 @@ function singleJob(inputs: TurnInputRow[]): string | null {
   return jobs.size === 1 ? [...jobs][0]! : null;
 }
 
-function toInput(input: TurnInputRow): TurnInput {
+function toInput(input: TurnInputRow, links: MediaLinks): TurnInput {
   const payload = input.payload;
   const job = {
     job: String(payload.jobId ?? input.jobId),
@@ -117,8 +118,16 @@ function toInput(input: TurnInputRow): TurnInput {
     ...(typeof payload.attempt === "number" ? { attempt: payload.attempt, rerunOf: String(payload.rerunOf) } : {}),
   };
   switch (input.kind) {
-    case "user_message":
-      return { type: "user_message", messageId: input.messageId ?? "", text: String(payload.text ?? "") };
+    case "user_message": {
+      const messageId = input.messageId ?? "";
+      const attachments = links(messageId, payload.attachments);
+      return {
+        type: "user_message",
+        messageId,
+        text: String(payload.text ?? ""),
+        ...(attachments.length > 0 ? { attachments } : {}),
+      };
+    }
     case "tool_result":
       return { type: "tool_result", ...job, result: payload.result };
     case "tool_failed":
@@ -149,7 +158,12 @@ function toInput(input: TurnInputRow): TurnInput {
   }
 }
 
-function turnRequest(conversation: ConversationRow, inputs: TurnInputRow[], snapshot: TurnSnapshot): TurnRequest {
+function turnRequest(
+  conversation: ConversationRow,
+  inputs: TurnInputRow[],
+  snapshot: TurnSnapshot,
+  links: MediaLinks,
+): TurnRequest {
   return {
     conversation: {
       id: conversation.id,
@@ -159,7 +173,7 @@ function turnRequest(conversation: ConversationRow, inputs: TurnInputRow[], snap
       name: conversation.name,
       control: conversation.control,
     },
-    inputs: inputs.map(toInput),
+    inputs: inputs.map((input) => toInput(input, links)),
     runningJobs: snapshot.runningJobs.map((job) => ({
       id: job.id,
       tool: job.tool,

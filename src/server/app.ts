@@ -13,6 +13,7 @@ import { v1Routes } from "./routes/v1.js";
 import { consoleRoutes } from "./routes/console.js";
 import { widgetRoutes } from "./routes/widget.js";
 import { metaWebhookRoutes } from "./routes/meta-webhooks.js";
+import { mediaRoutes } from "./routes/media.js";
 import { demoBackend } from "../demo/demo-backend.js";
 import { openApiDocument } from "./openapi.js";
 
@@ -45,6 +46,7 @@ export function createApp(ctx: HubContext): Express {
   app.use(healthRoutes(ctx));
   app.use("/callbacks", callbackRoutes(ctx));
   app.use("/webhooks/meta", metaWebhookRoutes(ctx));
+  app.use("/media", mediaRoutes(ctx));
   // Built once: it depends only on the code and PUBLIC_URL. Public, like any API reference.
   const openApi = openApiDocument(ctx.config.publicUrl);
   app.get("/v1/openapi.json", (_req, res) => res.json(openApi));
