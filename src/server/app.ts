@@ -12,6 +12,7 @@ import { healthRoutes } from "./routes/health.js";
 import { v1Routes } from "./routes/v1.js";
 import { consoleRoutes } from "./routes/console.js";
 import { widgetRoutes } from "./routes/widget.js";
+import { widgetUploadRoutes } from "./routes/widget-uploads.js";
 import { metaWebhookRoutes } from "./routes/meta-webhooks.js";
 import { mediaRoutes } from "./routes/media.js";
 import { demoBackend } from "../demo/demo-backend.js";
@@ -60,6 +61,8 @@ export function createApp(ctx: HubContext): Express {
     consoleRoutes(ctx),
     v1Routes(ctx),
   );
+  // Before /widget's JSON parser: an upload's body is the file itself.
+  app.use("/widget/uploads", widgetUploadRoutes(ctx));
   app.use("/widget", express.json({ limit: "64kb" }), guardJson(), widgetRoutes(ctx));
   if (ctx.config.demo.enabled) {
     app.use(
