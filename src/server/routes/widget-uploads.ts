@@ -16,7 +16,11 @@ const query = z.object({
     .trim()
     .min(1)
     .max(255)
-    .regex(/^[^\u0000-\u001f\u007f/\\]+$/, "must be a file name without control characters or slashes")
+    .refine(
+      (name) =>
+        [...name].every((char) => char.charCodeAt(0) > 0x1f && char !== "\u007f" && char !== "/" && char !== "\\"),
+      "must be a file name without control characters or slashes",
+    )
     .refine((name) => name.isWellFormed(), "contains a lone surrogate")
     .optional(),
 });
