@@ -8,10 +8,15 @@ import type { TurnRequest } from "../src/agent/agent-port.js";
 import { AGENT_SECRET, AgentRuntime } from "./support/agent-runtime.js";
 import { conversationOf, launchChromium, sitePage, startSite } from "./support/browser.js";
 import { eventually } from "./support/services.js";
-import { TestHub } from "./support/test-hub.js";
+import { CONSOLE_API_KEY, TestHub } from "./support/test-hub.js";
 
 const WAIT = { timeout: 30_000 };
 const MAX = 200_000;
+/** A 1×1 PNG: a thumbnail the console can really draw. */
+const PNG = Buffer.from(
+  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==",
+  "base64",
+);
 type UserInput = Extract<TurnRequest["inputs"][number], { type: "user_message" }>;
 
 describe("attaching a file in the widget (Chromium)", () => {
@@ -88,6 +93,43 @@ describe("attaching a file in the widget (Chromium)", () => {
       const conversationId = await conversationOf(page);
       expect(await hub.db.message.count({ where: { conversationId, role: "user" } })).toBe(0);
     } finally {
+      await page.close();
+    }
+  });
+
+  it("the console shows the person's image as a thumbnail and a PDF as a link, each opening the hub's copy", async () => {
+    const page = await openChat();
+    const consolePage = await browser.newPage();
+    try {
+      await page.setInputFiles("#cdh-file", { name: "dot.png", mimeType: "image/png", buffer: PNG });
+      await page
+        .locator('#cdh-messages .cdh-message[data-role="user"]:not(.cdh-pending)', { hasText: "dot.png" })
+        .waitFor(WAIT);
+      await page.setInputFiles("#cdh-file", {
+        name: "informe.pdf",
+        mimeType: "application/pdf",
+        buffer: Buffer.from("%PDF-1.4 x"),
+      });
+      await page
+        .locator('#cdh-messages .cdh-message[data-role="user"]:not(.cdh-pending)', { hasText: "informe.pdf" })
+        .waitFor(WAIT);
+      const conversationId = await conversationOf(page);
+
+      await consolePage.goto(`${hub.url}/console`);
+      await consolePage.fill("#console-key", CONSOLE_API_KEY);
+      await consolePage.fill("#agent-name", "Rosa");
+      await consolePage.click("#console-login");
+      await consolePage.locator(`#conversation-list .conversation[data-id="${conversationId}"]`).click(WAIT);
+      const thumb = consolePage.locator('#timeline .entry[data-role="user"] img.entry-thumb');
+      await thumb.waitFor(WAIT);
+      await expect.poll(() => thumb.evaluate((img) => (img as HTMLImageElement).naturalWidth), WAIT).toBe(1);
+      expect(await thumb.getAttribute("alt")).toBe("dot.png");
+      const link = consolePage.locator('#timeline .entry[data-role="user"] a.entry-file', { hasText: "informe.pdf" });
+      await link.waitFor(WAIT);
+      const res = await fetch((await link.getAttribute("href"))!);
+      expect(await res.text()).toBe("%PDF-1.4 x");
+    } finally {
+      await consolePage.close();
       await page.close();
     }
   });
