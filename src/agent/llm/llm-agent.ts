@@ -17,7 +17,9 @@ import { BUILT_IN_TOOLS, isBuiltIn, runBuiltInTool } from "./built-in-tools.js";
 import { chosenModel, modelLabel } from "./model-choice.js";
 import { systemPrompt } from "./instructions.js";
 import { describeClaims, inventedClaims, sourcesOf, withoutClaims, type Claim } from "./safeguard.js";
+import { modelSeesImages } from "./model-images.js";
 import { timelineEntries } from "./timeline-entries.js";
+import { withFiles } from "./transcript-files.js";
 import { buildTranscript, placeholder, type TranscriptEntry } from "./transcript.js";
 
 export const HANDED_BACK =
@@ -157,7 +159,12 @@ export function llmAgent(config: LlmConfig, getCtx: () => HubContext): AgentPort
     async runTurn(request: TurnRequest): Promise<TurnReply> {
       const ctx = getCtx();
       const conversationId = request.conversation.id;
-      const entries = await timelineEntries(ctx.sql, conversationId);
+      const entries = await withFiles(
+        ctx,
+        request.conversation,
+        await timelineEntries(ctx.sql, conversationId),
+        modelSeesImages(config, ctx.config.media.modelImages),
+      );
       const system = systemPrompt({ instructions: config.instructions, tools: ctx.tools, request, now: ctx.now() });
       const tools: Record<string, SdkTool> = {};
       for (const hubTool of ctx.tools.values()) {
