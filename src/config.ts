@@ -12,6 +12,7 @@ import { parseTrustProxy, publicHost } from "./config/network.js";
 import { productionProblems, productionWarnings, type ConfigWarning } from "./config/production.js";
 import { resolveSecrets, type Secrets } from "./config/secrets.js";
 import { redisTargetOf, type RedisTarget } from "./redis-target.js";
+import { mediaConfig, type MediaConfig } from "./media/media-config.js";
 
 export { configuredToolsDir, toolEnvironment, type Env } from "./config/env.js";
 export type { LlmConfig } from "./config/llm-config.js";
@@ -33,6 +34,8 @@ export interface Config {
   databaseDirectUrl: string | undefined;
   /** One Redis server, or the primary Sentinel names (src/redis-target.ts). */
   redis: RedisTarget;
+  /** Files people send: `/media` URLs, widget uploads, images for the LLM agent. */
+  media: MediaConfig;
   queuePrefix: string;
   role: "web" | "worker" | "all";
   toolsDir: string;
@@ -160,6 +163,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     databasePooler: env.DATABASE_POOLER,
     databaseDirectUrl: env.DATABASE_DIRECT_URL,
     redis: redis!,
+    media: mediaConfig(env),
     queuePrefix: env.QUEUE_PREFIX,
     role: env.HUB_ROLE,
     toolsDir: path.resolve(env.TOOLS_DIR),

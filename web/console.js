@@ -711,6 +711,13 @@
           ...chips,
         ]),
         el("div", { class: "entry-text", text: entryText(message) }),
+        (message.attachments || []).length
+          ? el(
+              "ul",
+              { class: "entry-files", "aria-label": "Files the person sent" },
+              message.attachments.map(fileElement),
+            )
+          : null,
         held
           ? el("div", {
               class: "entry-note",
@@ -738,6 +745,20 @@
           : null,
       ],
     );
+  }
+
+  /** A file the person sent: a thumbnail for an image, else its name and type; either opens the hub's copy. */
+  function fileElement(file) {
+    const label = file.name || file.mimeType;
+    const size = typeof file.size === "number" ? ` · ${Math.max(1, Math.round(file.size / 1024))} KB` : "";
+    const content = /^image\//.test(file.mimeType)
+      ? el("img", { class: "entry-thumb", src: file.url, alt: label, loading: "lazy" })
+      : el("span", { text: `${label} (${file.mimeType}${size})` });
+    return el("li", {}, [
+      el("a", { class: "entry-file", href: file.url, target: "_blank", rel: "noopener noreferrer", title: label }, [
+        content,
+      ]),
+    ]);
   }
 
   function renderTimeline(messages) {

@@ -30,6 +30,8 @@
   // this long after `false` when none comes — a fast agent's turn alone would show it for a few milliseconds.
   const TYPING_REPLY_WAIT_MS = 2000;
   const ROLE_LABEL = { user: "You", agent: "Assistant", human: "Team member" };
+  // What the file picker offers; the hub's WIDGET_UPLOAD_TYPES decides what it takes.
+  const UPLOAD_TYPES = (script && script.dataset.uploadTypes) || "image/*,application/pdf";
 
   // ---------------------------------------------------------------- storage (never fatal: it may be disabled)
 
@@ -158,7 +160,17 @@
       maxlength: "4000",
     });
     const sendButton = el("button", { id: "cdh-send", type: "submit", text: "Send" });
-    const form = el("form", { class: "cdh-composer" }, [input, sendButton]);
+    // A file goes to the hub first (POST /widget/uploads), then with the message that names it.
+    const fileInput = el("input", { id: "cdh-file", type: "file", accept: UPLOAD_TYPES, hidden: "" });
+    const attachButton = el("button", {
+      id: "cdh-attach",
+      type: "button",
+      class: "cdh-attach",
+      "aria-label": "Attach a file",
+      title: "Attach a file",
+      text: "+",
+    });
+    const form = el("form", { class: "cdh-composer" }, [attachButton, fileInput, input, sendButton]);
     const panel = el("section", { id: "cdh-panel", class: "cdh-panel", "aria-label": title, hidden: "" }, [
       el("header", { class: "cdh-header" }, [
         el("div", {}, [el("div", { class: "cdh-title", text: title }), status]),
@@ -176,6 +188,16 @@
       if (event.key !== "Escape" || event.isComposing) return;
       event.preventDefault();
       closePanel();
+    });
+    attachButton.addEventListener("click", () => fileInput.click());
+    fileInput.addEventListener("change", () => {
+      const file = fileInput.files && fileInput.files[0];
+      fileInput.value = "";
+      if (!file) return;
+      const text = input.value;
+      input.value = "";
+      attach(file, text).catch(() => {});
+      input.focus();
     });
     form.addEventListener("submit", (event) => {
       event.preventDefault();
@@ -276,13 +298,21 @@
 
   function showPending(entry) {
     if (pending.has(entry.clientId)) return;
-    const node = messageElement("user", entry.text, entry.createdAt);
+    const node = messageElement("user", entryText(entry), entry.createdAt);
     node.classList.add("cdh-pending");
     node.setAttribute("data-client-id", entry.clientId);
     node.querySelector(".cdh-meta").textContent = "Sending…";
     ui.messages.appendChild(node);
     pending.set(entry.clientId, node);
     scrollToEnd(true);
+  }
+
+  /** What the person's message shows: what they wrote, else the files it carries. */
+  function entryText(entry) {
+    if (entry.text) return entry.text;
+    return (entry.files || [])
+      .map((file) => `[${/^image\//.test(file.mimeType) ? "image" : "file"}: ${file.name}]`)
+      .join(" ");
   }
 
   function failPending(entry, reason) {
@@ -601,13 +631,16 @@
   // Sends one queued message; without an ack it stays queued and goes again with the same clientId.
   function transmit(entry) {
     inFlight.add(entry.clientId);
-    socket.timeout(SEND_ACK_TIMEOUT_MS).emit("send", { text: entry.text, clientId: entry.clientId }, (err, answer) => {
+    const payload = { text: entry.text, clientId: entry.clientId };
+    if (entry.files && entry.files.length)
+      payload.attachments = entry.files.map((file) => ({ uploadId: file.uploadId }));
+    socket.timeout(SEND_ACK_TIMEOUT_MS).emit("send", payload, (err, answer) => {
       inFlight.delete(entry.clientId);
       if (!err && answer && answer.id) {
         const own = {
           id: answer.id,
           role: "user",
-          text: entry.text,
+          text: entryText(entry),
           createdAt: entry.createdAt,
           clientId: entry.clientId,
         };
@@ -713,15 +746,58 @@
   // ---------------------------------------------------------------- public API
 
   /** Sends the person's message; resolves with its id once the hub has stored it. */
-  function send(text) {
+  function send(text, files) {
     const trimmed = String(text == null ? "" : text).trim();
-    if (!trimmed) return Promise.reject(new Error("empty message"));
+    if (!trimmed && !(files && files.length)) return Promise.reject(new Error("empty message"));
     const entry = { clientId: uuid(), text: trimmed, createdAt: new Date().toISOString() };
+    if (files && files.length) entry.files = files;
     enqueue(entry);
     showPending(entry);
     const answer = new Promise((resolve, reject) => waiters.set(entry.clientId, { resolve, reject }));
     if (socket && socket.connected) transmit(entry);
     return answer;
+  }
+
+  /**
+   * Uploads a file (a File or Blob) with the widget's token, then sends it with `text`; resolves with the
+   * message's id. A refused file (too large, a type the hub does not take) is shown as not sent, with why.
+   */
+  async function attach(file, text) {
+    const name = file.name || "file";
+    const mimeType = file.type || "application/octet-stream";
+    const shownEntry = {
+      clientId: uuid(),
+      text: String(text || "").trim(),
+      files: [{ name, mimeType }],
+      createdAt: new Date().toISOString(),
+    };
+    showPending(shownEntry);
+    let answer;
+    try {
+      for (let attempt = 0; ; attempt++) {
+        await ensureSession();
+        const res = await fetch(`${hub}/widget/uploads?name=${encodeURIComponent(name)}`, {
+          method: "POST",
+          headers: { Authorization: `Bearer ${session.token}`, "Content-Type": mimeType },
+          body: file,
+        });
+        answer = await res.json().catch(() => ({}));
+        if (res.status === 401 && attempt === 0) {
+          delete session.token; // renewed, then tried once more
+          continue;
+        }
+        if (!res.ok) throw new Error((answer.error && answer.error.message) || `upload failed (${res.status})`);
+        break;
+      }
+    } catch (error) {
+      failPending(shownEntry, error.message);
+      throw error;
+    }
+    const node = pending.get(shownEntry.clientId);
+    if (node) node.remove();
+    pending.delete(shownEntry.clientId);
+    const upload = answer.upload;
+    return send(shownEntry.text, [{ uploadId: upload.id, name: upload.name || name, mimeType: upload.mimeType }]);
   }
 
   function open(options) {
@@ -752,7 +828,7 @@
     markRead();
   });
 
-  window.ChatDeliveryHubWidget = { open: () => open(), close: () => closePanel(), send };
+  window.ChatDeliveryHubWidget = { open: () => open(), close: () => closePanel(), send: (text) => send(text), attach };
 
   // ---------------------------------------------------------------- helpers
 

@@ -23,7 +23,18 @@ export const turnInputSchema = z.discriminatedUnion("type", [
   z.object({
     type: z.literal("user_message"),
     messageId: z.string().describe("the person's message in the timeline"),
-    text: z.string().describe("what the person wrote; other kinds (a location, a button) as readable text"),
+    text: z.string().describe("what the person wrote; other kinds (a location, a button, a file) as readable text"),
+    attachments: z
+      .array(
+        z.object({
+          url: z.url().describe("the hub's own `/media/<token>` URL: no key needed, works until it expires"),
+          mimeType: z.string(),
+          name: z.string().optional().describe("the file's name, when the channel gave one"),
+          size: z.number().int().optional().describe("bytes, when known before the file is fetched"),
+        }),
+      )
+      .optional()
+      .describe("the files the person sent (image, video, audio, document, sticker), present when there are any"),
   }),
   z.object({
     type: z.literal("tool_result"),

@@ -3,6 +3,7 @@
 import path from "node:path";
 import { z } from "zod";
 import { pushEnvShape } from "../push/push-config.js";
+import { mediaEnvShape } from "../media/media-config.js";
 import { parseSpan } from "../tools/duration.js";
 
 const optional = z
@@ -117,6 +118,8 @@ export const envSchema = z.object({
   GRAPH_API_VERSION: z.string().default("v21.0"),
   // Push notifications: VAPID_*, WEB_PUSH_ENDPOINTS, FCM_*, PUSH_* (src/push/push-config.ts).
   ...pushEnvShape,
+  // Files people send: MEDIA_*, WIDGET_UPLOAD_*, AGENT_MODEL_IMAGES (src/media/media-config.ts).
+  ...mediaEnvShape,
 });
 
 export type Env = z.input<typeof envSchema>;

@@ -3,6 +3,7 @@
 import type { SqlQuery } from "../db/sql.js";
 import { conversationView, getConversation, type ConversationView } from "../conversations/conversations.js";
 import { messageView, type MessageView } from "../conversations/timeline.js";
+import { mediaLinks, type MediaLinkDeps } from "../media/media-links.js";
 import { messageFromJson, type ConversationRow, type MessageRow } from "../delivery/rows.js";
 import type { JobRow } from "../jobs/job-row.js";
 import { jobView, type JobView } from "../jobs/job-view.js";
@@ -89,7 +90,7 @@ export interface ConversationTimeline {
 
 /** Needs only the database and the clock, so `hub conversation show` can read it without a running hub. */
 export async function conversationTimeline(
-  ctx: ConsoleQueryDeps,
+  ctx: ConsoleQueryDeps & Partial<MediaLinkDeps>,
   conversationId: string,
 ): Promise<ConversationTimeline> {
   const conversation = await getConversation(ctx.sql, conversationId);
@@ -105,7 +106,12 @@ export async function conversationTimeline(
       [conversation.id],
     ),
   ]);
-  const views = messages.map(messageView);
+  // The person's files get URLs where the hub's address and secret are known (not in the CLI's fallback read).
+  const links =
+    ctx.config && ctx.publicUrl
+      ? mediaLinks({ config: ctx.config, publicUrl: ctx.publicUrl, now: ctx.now })
+      : undefined;
+  const views = messages.map((message) => messageView(message, links));
   return {
     conversation: consoleView(conversation, ctx.now()),
     messages: views,

@@ -1,6 +1,7 @@
 // The conversation's timeline: every entry (user, agent, human, tool-call, tool-result, template, progress).
 import type { SqlQuery } from "../db/sql.js";
 import type { MessageRow } from "../delivery/rows.js";
+import type { InboundAttachment } from "./attachments.js";
 
 export interface MessageView {
   id: string;
@@ -18,6 +19,8 @@ export interface MessageView {
   edits?: unknown;
   deletedAt?: string;
   reaction?: string;
+  /** The person's files, as the hub's `/media/<token>` URLs (minted by the caller: media-links.ts). */
+  attachments?: InboundAttachment[];
   createdAt: string;
 }
 
@@ -41,9 +44,16 @@ type AnyMessage = Pick<
   | "decision"
   | "statusReason"
   | "createdAt"
-> & { data: unknown } & Partial<Pick<MessageRow, "editedAt" | "edits" | "deletedAt" | "reaction">>;
+> & { data: unknown; attachments?: unknown } & Partial<
+    Pick<MessageRow, "editedAt" | "edits" | "deletedAt" | "reaction">
+  >;
 
-export function messageView(message: AnyMessage): MessageView {
+/** `links` gives the person's files their URLs; without it (or for other roles) none are listed. */
+export function messageView(
+  message: AnyMessage,
+  links?: (messageId: string, stored: unknown) => InboundAttachment[],
+): MessageView {
+  const files = links && message.role === "user" ? links(message.id, message.attachments) : [];
   return {
     id: message.id,
     conversationId: message.conversationId,
@@ -58,6 +68,7 @@ export function messageView(message: AnyMessage): MessageView {
     ...(message.editedAt ? { editedAt: message.editedAt.toISOString(), edits: message.edits } : {}),
     ...(message.deletedAt ? { deletedAt: message.deletedAt.toISOString() } : {}),
     ...(message.reaction ? { reaction: message.reaction } : {}),
+    ...(files.length > 0 ? { attachments: files } : {}),
     createdAt: message.createdAt.toISOString(),
   };
 }

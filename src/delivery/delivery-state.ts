@@ -8,6 +8,7 @@
 // Races are settled by the conversation's row: a take-over, a hand-back, the person's message and a decision
 // that depends on the conversation (hold, wait for a reply) all lock it, so a decision made on a state that
 // changed meanwhile is not recorded ("stale") and the caller routes again.
+import type { StoredAttachment } from "../conversations/inbound-attachments.js";
 import type { ConversationRow, MessageRow, TurnInputRow } from "./rows.js";
 import type { Decision, DeliveryStatus, ExpiryReason, MetaStatus } from "./statuses.js";
 
@@ -35,6 +36,8 @@ export interface InboundMessage {
   /** When the person sent it, by the channel's clock: moves the messaging window (never backwards). */
   sentAt?: Date | undefined;
   data?: unknown;
+  /** The files the person sent (inbound-attachments.ts): on the message row and in its turn input. */
+  attachments?: StoredAttachment[] | undefined;
 }
 
 /** Who takes a conversation over from the agent. */

@@ -13,6 +13,7 @@ import {
 } from "../agent/agent-port.js";
 import type { Metrics } from "../metrics.js";
 import { errorKey } from "../log-throttle.js";
+import { mediaLinks, type MediaLinkDeps, type MediaLinks } from "../media/media-links.js";
 import { requestHuman, type HumanRequestDeps } from "../console/human-request.js";
 import { noticeAgentUnavailable, type AgentUnavailableDeps } from "./agent-unavailable.js";
 import { deliver } from "./deliver.js";
@@ -28,7 +29,8 @@ import { readTurnSnapshot, type TurnSnapshot } from "./turn-snapshot.js";
  */
 export type TurnDeps = AgentUnavailableDeps &
   HumanRequestDeps &
-  StaleResultsDeps & {
+  StaleResultsDeps &
+  MediaLinkDeps & {
     agent: AgentPort;
     metrics: Pick<Metrics, "deliveries">;
   };
@@ -62,7 +64,7 @@ export async function runTurn(ctx: TurnDeps, conversationId: string): Promise<vo
     }
   }
 
-  const request = turnRequest(conversation, inputs, snapshot);
+  const request = turnRequest(conversation, inputs, snapshot, mediaLinks(ctx));
   // A remote agent runtime takes long enough for the person to see that a reply is coming. The indicator
   // stays until the reply has been handed to the channel, so it never goes before the reply comes.
   if (ctx.agent.remote) typing(ctx, conversationId, true);
@@ -129,7 +131,7 @@ function singleJob(inputs: TurnInputRow[]): string | null {
   return jobs.size === 1 ? [...jobs][0]! : null;
 }
 
-function toInput(input: TurnInputRow): TurnInput {
+function toInput(input: TurnInputRow, links: MediaLinks): TurnInput {
   const payload = input.payload;
   const job = {
     job: String(payload.jobId ?? input.jobId),
@@ -139,8 +141,16 @@ function toInput(input: TurnInputRow): TurnInput {
     ...(typeof payload.attempt === "number" ? { attempt: payload.attempt, rerunOf: String(payload.rerunOf) } : {}),
   };
   switch (input.kind) {
-    case "user_message":
-      return { type: "user_message", messageId: input.messageId ?? "", text: String(payload.text ?? "") };
+    case "user_message": {
+      const messageId = input.messageId ?? "";
+      const attachments = links(messageId, payload.attachments);
+      return {
+        type: "user_message",
+        messageId,
+        text: String(payload.text ?? ""),
+        ...(attachments.length > 0 ? { attachments } : {}),
+      };
+    }
     case "tool_result":
       return { type: "tool_result", ...job, result: payload.result };
     case "tool_failed":
@@ -171,7 +181,12 @@ function toInput(input: TurnInputRow): TurnInput {
   }
 }
 
-function turnRequest(conversation: ConversationRow, inputs: TurnInputRow[], snapshot: TurnSnapshot): TurnRequest {
+function turnRequest(
+  conversation: ConversationRow,
+  inputs: TurnInputRow[],
+  snapshot: TurnSnapshot,
+  links: MediaLinks,
+): TurnRequest {
   return {
     conversation: {
       id: conversation.id,
@@ -181,7 +196,7 @@ function turnRequest(conversation: ConversationRow, inputs: TurnInputRow[], snap
       name: conversation.name,
       control: conversation.control,
     },
-    inputs: inputs.map(toInput),
+    inputs: inputs.map((input) => toInput(input, links)),
     runningJobs: snapshot.runningJobs.map((job) => ({
       id: job.id,
       tool: job.tool,

@@ -62,6 +62,12 @@ export const messageView = z.object({
   edits: z.unknown().optional().describe("earlier texts of an edited message"),
   deletedAt: isoTime.optional(),
   reaction: z.unknown().optional(),
+  attachments: z
+    .array(
+      z.object({ url: z.url(), mimeType: z.string(), name: z.string().optional(), size: z.number().int().optional() }),
+    )
+    .optional()
+    .describe("the person's files: the hub's `/media/<token>` URLs (they expire, MEDIA_URL_TTL; read the list again)"),
   createdAt: isoTime,
 });
 

@@ -12,7 +12,9 @@ import { healthRoutes } from "./routes/health.js";
 import { v1Routes } from "./routes/v1.js";
 import { consoleRoutes } from "./routes/console.js";
 import { widgetRoutes } from "./routes/widget.js";
+import { widgetUploadRoutes } from "./routes/widget-uploads.js";
 import { metaWebhookRoutes } from "./routes/meta-webhooks.js";
+import { mediaRoutes } from "./routes/media.js";
 import { demoBackend } from "../demo/demo-backend.js";
 import { openApiDocument } from "./openapi.js";
 
@@ -45,6 +47,7 @@ export function createApp(ctx: HubContext): Express {
   app.use(healthRoutes(ctx));
   app.use("/callbacks", callbackRoutes(ctx));
   app.use("/webhooks/meta", metaWebhookRoutes(ctx));
+  app.use("/media", mediaRoutes(ctx));
   // Built once: it depends only on the code and PUBLIC_URL. Public, like any API reference.
   const openApi = openApiDocument(ctx.config.publicUrl);
   app.get("/v1/openapi.json", (_req, res) => res.json(openApi));
@@ -58,6 +61,8 @@ export function createApp(ctx: HubContext): Express {
     consoleRoutes(ctx),
     v1Routes(ctx),
   );
+  // Before /widget's JSON parser: an upload's body is the file itself.
+  app.use("/widget/uploads", widgetUploadRoutes(ctx));
   app.use("/widget", express.json({ limit: "64kb" }), guardJson(), widgetRoutes(ctx));
   if (ctx.config.demo.enabled) {
     app.use(

@@ -151,7 +151,8 @@ export function openApiDocument(serverUrl: string): JsonSchema {
             "`sentAt` is more than 5 minutes old or whose `requestId` was seen, and a captured request cannot be " +
             "replayed. Answer within the turn timeout (AGENT_TIMEOUT_MS, 30 s by default); anything but a 2xx " +
             "with a valid body is retried with backoff. `messages: []` is a valid answer: nothing is said and the " +
-            "inputs count as answered.",
+            "inputs count as answered. A file the person sent comes as `user_message.attachments[].url`, the hub's " +
+            "own `/media/<token>` URL: fetch it without a key (give it to a tool) until it expires (MEDIA_URL_TTL).",
           parameters: [
             {
               name: "X-Hub-Signature-256",

@@ -18,6 +18,7 @@ import {
   type Parsed,
   type Reply,
 } from "./fake-llm-server.js";
+import { imageFormat, strictBase64 } from "./fake-image.js";
 
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 
@@ -217,6 +218,10 @@ function parseMessagesRequest(body: unknown): Parsed {
       if (block.type === "tool_use" && message.role !== "assistant") {
         return invalid(`messages.${i}.content.${position}: \`tool_use\` blocks can only be in \`assistant\` messages`);
       }
+      if (block.type === "image") {
+        const problem = imageProblem(block, `messages.${i}.content.${position}`, message.role);
+        if (problem) return problem;
+      }
       if (block.type === "tool_result") {
         if (message.role !== "user") {
           return invalid(`messages.${i}.content.${position}: \`tool_result\` blocks can only be in \`user\` messages`);
@@ -298,6 +303,42 @@ function checkToolPairing(turns: Turn[]): Parsed | undefined {
   return undefined;
 }
 
+const MEDIA_TYPES = ["image/jpeg", "image/png", "image/gif", "image/webp"];
+/** Anthropic's limit for one image sent as base64. */
+const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
+
+/**
+ * An image block: `{type: "image", source: {type: "base64", media_type, data}}` (or `{type: "url", url}`,
+ * which the API fetches itself and a local hub cannot be reached by), in a user message, its bytes the format
+ * its media_type names.
+ */
+function imageProblem(block: Record<string, unknown>, at: string, role: string): Parsed | undefined {
+  if (role !== "user") return invalid(`${at}: \`image\` blocks can only be in \`user\` messages`);
+  const source = isRecord(block.source) ? block.source : undefined;
+  if (!source) return invalid(`${at}.image.source: Field required`);
+  if (source.type === "url") {
+    return typeof source.url === "string"
+      ? invalid(`${at}.image.source.url: Unable to download the file. Please verify the URL and try again.`)
+      : invalid(`${at}.image.source.url.url: Field required`);
+  }
+  if (source.type !== "base64")
+    return invalid(
+      `${at}.image.source: Input tag '${String(source.type)}' found using 'type' does not match any of the expected tags: 'base64', 'url'`,
+    );
+  if (typeof source.media_type !== "string" || !MEDIA_TYPES.includes(source.media_type))
+    return invalid(
+      `${at}.image.source.base64.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'`,
+    );
+  const bytes = typeof source.data === "string" ? strictBase64(source.data) : undefined;
+  if (!bytes) return invalid(`${at}.image.source.base64.data: invalid base64 data`);
+  if (bytes.length > MAX_IMAGE_BYTES) return invalid(`${at}.image.source.base64: image exceeds 5 MB maximum`);
+  if (`image/${imageFormat(bytes) ?? "?"}` !== source.media_type)
+    return invalid(
+      `${at}.image.source.base64.data: The image was specified using the ${source.media_type} media type, but does not appear to be a valid ${source.media_type.slice(6)} image`,
+    );
+  return undefined;
+}
+
 /** The messages as a test reads them: user text runs, assistant text and calls, one tool message per result. */
 function normalize(raw: unknown[]): LlmMessage[] {
   const messages: LlmMessage[] = [];
@@ -320,13 +361,19 @@ function normalize(raw: unknown[]): LlmMessage[] {
       continue;
     }
     let texts: string[] = [];
+    let images: { mediaType: string; bytes: Buffer }[] = [];
     const flush = () => {
-      if (texts.length > 0) messages.push({ role: "user", text: texts.join("\n") });
+      if (texts.length > 0 || images.length > 0)
+        messages.push({ role: "user", text: texts.join("\n"), ...(images.length > 0 ? { images } : {}) });
       texts = [];
+      images = [];
     };
     for (const block of blocks) {
       if (block.type === "text") {
         texts.push(String(block.text));
+      } else if (block.type === "image") {
+        const source = block.source as { media_type: string; data: string };
+        images.push({ mediaType: source.media_type, bytes: Buffer.from(source.data, "base64") });
       } else if (block.type === "tool_result") {
         flush();
         messages.push({ role: "tool", toolCallId: String(block.tool_use_id), content: toolResultText(block.content) });

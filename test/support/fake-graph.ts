@@ -17,6 +17,7 @@ import { once } from "node:events";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import express, { type Request, type Response } from "express";
+import { FakeGraphMedia } from "./fake-graph-media.js";
 
 export interface FakeGraphOptions {
   version?: string;
@@ -418,6 +419,8 @@ export class FakeGraph {
   hubWebhookUrl: string;
   readonly sent: SentMessage[] = [];
   readonly rejected: RejectedSend[] = [];
+  /** WhatsApp media the person's messages name (fake-graph-media.ts). */
+  readonly media = new FakeGraphMedia(this);
   /** Every send request on either channel, accepted or refused, in arrival order. */
   readonly attempts: SendAttempt[] = [];
   /** Every webhook posted to the hub, in order, with the hub's answer. */
@@ -605,6 +608,7 @@ export class FakeGraph {
     // request and answered with Meta's code 100 rather than Express's HTML error page.
     app.use(express.raw({ type: () => true, limit: "5mb" }));
     app.post("/:version/:node/messages", (req, res) => this.handleSend(req, res));
+    this.media.routes(app);
     // Anything else is a path Graph does not know for this token.
     app.use((req, res) => {
       res.status(400).json(

@@ -17,6 +17,7 @@ import {
   type Parsed,
   type Reply,
 } from "./fake-llm-server.js";
+import { imageFormat, strictBase64 } from "./fake-image.js";
 
 const TOOL_NAME = /^[a-zA-Z0-9_-]+$/;
 const ROLES = ["system", "developer", "user", "assistant", "tool", "function"];
@@ -197,6 +198,65 @@ function emptyContent(content: unknown, at: string): Parsed | undefined {
   return undefined;
 }
 
+const USER_PART_TYPES = ["text", "image_url", "input_audio", "file"];
+
+/**
+ * A user message's image parts: `{type: "image_url", image_url: {url, detail?}}` with a data URL of a PNG, JPEG,
+ * GIF or WebP. The API downloads an http(s) URL itself — a hub's local address it cannot reach — so only data
+ * URLs are taken here; a part of another type, a malformed URL or bytes that are not the image they claim are
+ * refused as the API refuses them.
+ */
+function userImages(content: unknown, at: string): { list: { mediaType: string; bytes: Buffer }[] } | Parsed {
+  const list: { mediaType: string; bytes: Buffer }[] = [];
+  if (!Array.isArray(content)) return { list };
+  for (const [j, part] of content.entries()) {
+    const where = `${at}[${j}]`;
+    if (!isRecord(part) || typeof part.type !== "string" || !USER_PART_TYPES.includes(part.type)) {
+      return invalid(
+        `Invalid value: '${isRecord(part) ? String(part.type) : typeof part}'. Supported values are: 'text', 'image_url', 'input_audio', and 'file'.`,
+        `${where}.type`,
+        "invalid_value",
+      );
+    }
+    if (part.type === "text" && typeof part.text !== "string")
+      return invalid(`Missing required parameter: '${where}.text'.`, `${where}.text`, "missing_required_parameter");
+    if (part.type !== "image_url") continue;
+    const image = isRecord(part.image_url) ? part.image_url : undefined;
+    if (!image || typeof image.url !== "string")
+      return invalid(
+        `Missing required parameter: '${where}.image_url.url'.`,
+        `${where}.image_url.url`,
+        "missing_required_parameter",
+      );
+    if (image.detail !== undefined && !["auto", "low", "high"].includes(String(image.detail)))
+      return invalid(
+        `Invalid value: '${String(image.detail)}'. Supported values are: 'auto', 'low', and 'high'.`,
+        `${where}.image_url.detail`,
+        "invalid_value",
+      );
+    const data = /^data:(image\/[a-z0-9.+-]+);base64,(.*)$/s.exec(image.url);
+    if (!data) {
+      if (/^https?:\/\//.test(image.url))
+        return invalid(`Error while downloading ${image.url}.`, "url", "invalid_image_url");
+      return invalid(
+        "Invalid image URL: expected a base64-encoded data URL with an image MIME type (e.g. 'data:image/png;base64,...') or an https URL.",
+        `${where}.image_url.url`,
+        "invalid_value",
+      );
+    }
+    const bytes = strictBase64(data[2]!);
+    const format = bytes ? imageFormat(bytes) : undefined;
+    if (!bytes || !format)
+      return invalid(
+        "You uploaded an unsupported image. Please make sure your image has of one the following formats: ['png', 'jpeg', 'gif', 'webp'].",
+        "messages",
+        "invalid_image_format",
+      );
+    list.push({ mediaType: data[1]!, bytes });
+  }
+  return { list };
+}
+
 function parseArguments(text: unknown): unknown {
   if (typeof text !== "string") return text;
   try {
@@ -300,7 +360,13 @@ function parseChatRequest(body: unknown): Parsed {
     } else if (role === "user") {
       const problem = emptyContent(message.content, at);
       if (problem) return problem;
-      messages.push({ role: "user", text: textOf(message.content, "\n") });
+      const images = userImages(message.content, at);
+      if ("ok" in images) return images;
+      messages.push({
+        role: "user",
+        text: textOf(message.content, "\n"),
+        ...(images.list.length > 0 ? { images: images.list } : {}),
+      });
     } else if (role === "tool") {
       if (typeof message.tool_call_id !== "string") {
         return invalid(

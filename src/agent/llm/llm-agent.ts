@@ -18,7 +18,9 @@ import { BUILT_IN_TOOLS, isBuiltIn, runBuiltInTool } from "./built-in-tools.js";
 import { chosenModel, modelLabel } from "./model-choice.js";
 import { systemPrompt } from "./instructions.js";
 import { describeClaims, inventedClaims, sourcesOf, withoutClaims, type Claim } from "./safeguard.js";
+import { modelSeesImages } from "./model-images.js";
 import { timelineEntries } from "./timeline-entries.js";
+import { withFiles, type TranscriptFileDeps } from "./transcript-files.js";
 import { buildTranscript, placeholder, type TranscriptEntry } from "./transcript.js";
 
 export const HANDED_BACK =
@@ -39,7 +41,8 @@ function retryAfterOf(error: APICallError): number | undefined {
 }
 
 /** What the LLM agent needs of the hub: what starting its calls needs, and the model metrics. */
-export type LlmAgentDeps = JobDeps & { metrics: Pick<Metrics, "modelRequests" | "modelTokens" | "safeguardRemovals"> };
+export type LlmAgentDeps = JobDeps &
+  TranscriptFileDeps & { metrics: Pick<Metrics, "modelRequests" | "modelTokens" | "safeguardRemovals"> };
 
 export function llmAgent(config: LlmConfig, getCtx: () => LlmAgentDeps): AgentPort {
   const model = chosenModel(config);
@@ -161,7 +164,12 @@ export function llmAgent(config: LlmConfig, getCtx: () => LlmAgentDeps): AgentPo
     async runTurn(request: TurnRequest): Promise<TurnReply> {
       const ctx = getCtx();
       const conversationId = request.conversation.id;
-      const entries = await timelineEntries(ctx.sql, conversationId);
+      const entries = await withFiles(
+        ctx,
+        request.conversation,
+        await timelineEntries(ctx.sql, conversationId),
+        modelSeesImages(config, ctx.config.media.modelImages),
+      );
       const system = systemPrompt({ instructions: config.instructions, tools: ctx.tools, request, now: ctx.now() });
       const tools: Record<string, SdkTool> = {};
       for (const hubTool of ctx.tools.values()) {

@@ -2,6 +2,7 @@
 // the agent's words, every tool call with its answer or its job, and each job's outcome and notify-progress
 // where it came. One statement; the newest rows first, so a long conversation costs only what the budget keeps.
 import type { SqlQuery } from "../../db/sql.js";
+import { storedAttachments, type StoredAttachment } from "../../conversations/inbound-attachments.js";
 import { humanAgentName } from "../../conversations/timeline.js";
 import { noticeOf } from "../../conversations/notice.js";
 import { JOB_STATUS_WORD, type JobOutcome, type TranscriptEntry } from "./transcript.js";
@@ -10,7 +11,9 @@ import { JOB_STATUS_WORD, type JobOutcome, type TranscriptEntry } from "./transc
 const MAX_ROWS = 2000;
 
 interface Row {
+  id: string;
   seq: string;
+  attachments: unknown;
   role: string;
   text: string | null;
   data: unknown;
@@ -47,10 +50,13 @@ function outcomeOf(row: Row): { outcome: JobOutcome; content: unknown } {
   return { outcome: "failed", content: row.error ?? row.text ?? "it failed" };
 }
 
-export async function timelineEntries(sql: SqlQuery, conversationId: string): Promise<TranscriptEntry[]> {
+/** A transcript entry, with the person's files still to be read (transcript-files.ts). */
+export type TimelineEntry = TranscriptEntry & { media?: { messageId: string; files: StoredAttachment[] } };
+
+export async function timelineEntries(sql: SqlQuery, conversationId: string): Promise<TimelineEntry[]> {
   const rows = await sql.query<Row>(
     `SELECT * FROM (
-       SELECT m.seq::text AS seq, m.role, m.text, m.data, m."jobId", m."toolCallId", m.status, m."statusReason",
+       SELECT m.id, m.seq::text AS seq, m.attachments, m.role, m.text, m.data, m."jobId", m."toolCallId", m.status, m."statusReason",
          m."deletedAt" IS NOT NULL AS deleted, j.tool, j.status AS "jobStatus", j.result, j.error,
          j."acceptMessage", j."rerunAs",
          -- A job's own call (the first job of a re-run chain carries it): read for outcomes and progress only.
@@ -67,15 +73,18 @@ export async function timelineEntries(sql: SqlQuery, conversationId: string): Pr
     [conversationId, MAX_ROWS],
   );
   const inView = new Set(rows.map((row) => row.seq));
-  const entries: TranscriptEntry[] = [];
+  const entries: TimelineEntry[] = [];
   for (let i = 0; i < rows.length; i++) {
     const row = rows[i]!;
     const seq = Number(row.seq);
     const text = row.deleted ? "" : (row.text ?? "");
     switch (row.role) {
-      case "user":
-        entries.push({ kind: "user", seq, text });
+      case "user": {
+        // A deleted message's files are withheld with its text.
+        const files = row.deleted ? [] : storedAttachments(row.attachments);
+        entries.push({ kind: "user", seq, text, ...(files.length > 0 ? { media: { messageId: row.id, files } } : {}) });
         break;
+      }
       case "agent":
         // The hub's own notice (the agent runtime could not answer) is not the agent's words.
         if (!noticeOf(row.data)) entries.push({ kind: "agent", seq, text });

@@ -21,8 +21,14 @@ export const JOB_STATUS_WORD: Record<string, JobOutcome | "running"> = {
   cancelled: "cancelled",
 };
 
+/** A file the person sent, as the model gets it: a readable line with the hub's URL, and an image's bytes. */
+export interface TranscriptFile {
+  line: string;
+  image?: { bytes: Uint8Array; mediaType: string };
+}
+
 export type TranscriptEntry =
-  | { kind: "user"; seq: number; text: string }
+  | { kind: "user"; seq: number; text: string; files?: TranscriptFile[] }
   | { kind: "agent"; seq: number; text: string }
   | { kind: "human"; seq: number; text: string; name: string | null }
   | {
@@ -58,7 +64,7 @@ export function placeholder(jobId: string, acceptMessage: string | null) {
 const asText = (value: unknown) => (typeof value === "string" ? value : JSON.stringify(value ?? null));
 
 type Unit =
-  | { type: "user"; key: number; text: string }
+  | { type: "user"; key: number; text: string; files?: TranscriptFile[] }
   | { type: "notice"; key: number; line: string; finished: boolean }
   | { type: "assistant"; key: number; messages: ModelMessage[] };
 
@@ -87,9 +93,14 @@ function toUnits(entries: TranscriptEntry[]): Unit[] {
   const units: Unit[] = [];
   for (const entry of entries) {
     switch (entry.kind) {
-      case "user":
-        if (entry.text.trim()) units.push({ type: "user", key: entry.seq, text: entry.text });
+      case "user": {
+        const files = entry.files ?? [];
+        if (!entry.text.trim() && files.length === 0) break;
+        // The lines say which file is which (and give their URLs, for a tool); images also come as images.
+        const text = [entry.text, ...files.map((file) => file.line)].filter((part) => part.trim()).join("\n");
+        units.push({ type: "user", key: entry.seq, text, ...(files.length > 0 ? { files } : {}) });
         break;
+      }
       case "agent":
       case "human": {
         if (!entry.text.trim()) break;
@@ -152,8 +163,11 @@ const size = (unit: Unit) =>
   unit.type === "assistant"
     ? JSON.stringify(unit.messages).length
     : unit.type === "user"
-      ? unit.text.length
+      ? unit.text.length + (unit.files ?? []).filter((file) => file.image).length * IMAGE_CHARS
       : unit.line.length;
+
+/** What an image counts for against the budget (its bytes are not text the budget measures). */
+const IMAGE_CHARS = 1000;
 
 /** Oldest first, whole units, until the rest fits; the newest unit always stays. */
 function cut(units: Unit[], budget: number): { kept: Unit[]; cut: boolean } {
@@ -173,7 +187,17 @@ function userMessage(units: Unit[]): ModelMessage {
     parts.push([heading, ...notices.map((notice) => notice.line)].join("\n\n"));
   }
   parts.push(...texts);
-  return { role: "user", content: parts.join("\n\n") };
+  const images = units.flatMap((unit) =>
+    unit.type === "user" ? (unit.files ?? []).flatMap((file) => (file.image ? [file.image] : [])) : [],
+  );
+  if (images.length === 0) return { role: "user", content: parts.join("\n\n") };
+  return {
+    role: "user",
+    content: [
+      { type: "text", text: parts.join("\n\n") },
+      ...images.map((image) => ({ type: "image" as const, image: image.bytes, mediaType: image.mediaType })),
+    ],
+  };
 }
 
 export function buildTranscript(entries: TranscriptEntry[], options: { contextChars: number }): ModelMessage[] {

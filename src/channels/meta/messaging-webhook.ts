@@ -3,6 +3,9 @@
 // replies and mentions), echoes of what the account sent, deletions, edits, reactions, reads, deliveries,
 // postbacks (button taps) and referrals — and `standby[]` for threads another app holds. Instagram's
 // `changes[]` (comments, mentions, insights) are not conversations: ignored, with the field named.
+import path from "node:path";
+import { attachmentType } from "../../conversations/attachments.js";
+import type { StoredAttachment } from "../../conversations/inbound-attachments.js";
 import type { MetaChannel } from "./meta-accounts.js";
 import { idText, metaTime, type Addressed, type MetaEvent } from "./meta-event.js";
 
@@ -63,7 +66,16 @@ function messagingEvent(
     if (echo) return { kind: "record", ...at, id: mid, role: "human", why: "echo", type: data.type, text, data };
     // Another app holds the thread (standby): its messages are the other app's to answer.
     if (standby) return { kind: "record", ...at, id: mid, role: "user", why: "standby", type: data.type, text, data };
-    return { kind: "message", ...at, id: mid, type: data.type, text, data };
+    const attachments = filesOf(message);
+    return {
+      kind: "message",
+      ...at,
+      id: mid,
+      type: data.type,
+      text,
+      data,
+      ...(attachments.length > 0 ? { attachments } : {}),
+    };
   }
   if (standby) return ignored("standby event");
   if (item.message_edit) {
@@ -144,6 +156,36 @@ function messageText(channel: "instagram" | "messenger", message: Json): string 
   }
   for (const attachment of list(message.attachments)) parts.push(attachmentText(attachment));
   return parts.join(" ") || "[empty message]";
+}
+
+const FILE_KINDS: Record<string, string> = {
+  image: "image/jpeg",
+  video: "video/mp4",
+  audio: "audio/mpeg",
+  file: "application/octet-stream",
+};
+
+/**
+ * The person's files (image, video, audio, file) at the links Meta's CDN serves them from; shared posts,
+ * reels and stories are links to Meta's content, not files the person sent. The type comes from the
+ * link's extension when it has one, else from the kind (the CDN's own Content-Type is served).
+ */
+function filesOf(message: Json): StoredAttachment[] {
+  return list(message.attachments).flatMap((attachment): StoredAttachment[] => {
+    const kind = str(attachment.type);
+    const url = str(record(attachment.payload).url);
+    if (!FILE_KINDS[kind] || !/^https?:\/\//.test(url)) return [];
+    let name: string;
+    try {
+      const last = new URL(url).pathname.split("/").filter(Boolean).pop() ?? "";
+      name = path.extname(last) ? decodeURIComponent(last) : "";
+    } catch {
+      return [];
+    }
+    const guessed = name ? attachmentType({ url, name }) : "application/octet-stream";
+    const mimeType = guessed !== "application/octet-stream" ? guessed : FILE_KINDS[kind];
+    return [{ mimeType, ...(name && kind === "file" ? { name } : {}), source: { kind: "link", url } }];
+  });
 }
 
 function attachmentText(attachment: Json): string {

@@ -8,6 +8,7 @@
 //   read      the person has read the business's messages up to a point
 //   status    Meta's sent / delivered / read / failed for a message the hub sent
 //   ignored   nothing to do, with the reason (a field the hub does not use, an event of no consequence)
+import type { StoredAttachment } from "../../conversations/inbound-attachments.js";
 import type { MetaChannel } from "./meta-accounts.js";
 
 /** The person, as the channel names them. WhatsApp: wa_id when Meta gives it, else the BSUID. */
@@ -27,7 +28,15 @@ export interface Addressed {
 }
 
 export type MetaEvent =
-  | (Addressed & { kind: "message"; id: string; type: string; text: string; data: unknown })
+  | (Addressed & {
+      kind: "message";
+      id: string;
+      type: string;
+      text: string;
+      data: unknown;
+      /** The files it carries: where the hub fetches each when asked (inbound-attachments.ts). */
+      attachments?: StoredAttachment[];
+    })
   | (Addressed & {
       kind: "record";
       id: string;

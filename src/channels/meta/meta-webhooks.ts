@@ -95,6 +95,7 @@ async function applyEvent(ctx: HubContext, event: MetaEvent, receivedAt: Date): 
         externalId: event.id,
         sentAt: event.at,
         data: event.data,
+        attachments: event.attachments,
       });
       return;
     }

@@ -2,6 +2,7 @@
 // messages of every type with readable text, their edits, deletions and reactions, echoes of what the
 // business sent from the WhatsApp Business app (`smb_message_echoes`), system notices, and statuses of
 // what the hub sent. Batched entries and changes are flattened, in order.
+import type { StoredAttachment } from "../../conversations/inbound-attachments.js";
 import { idText, metaTime, type Addressed, type MetaEvent, type MetaPerson } from "../meta/meta-event.js";
 
 type Json = Record<string, unknown>;
@@ -50,6 +51,27 @@ export function readableText(message: Json): string {
     default:
       return tagged(`${type} message`);
   }
+}
+
+const MEDIA_TYPES = new Set(["image", "video", "audio", "document", "sticker"]);
+const MEDIA_DEFAULT_TYPE: Record<string, string> = {
+  image: "image/jpeg",
+  video: "video/mp4",
+  audio: "audio/ogg",
+  document: "application/octet-stream",
+  sticker: "image/webp",
+};
+
+/** A media message's file: its media id (valid about 30 days), fetched by id when asked for. */
+function mediaOf(message: Json): StoredAttachment[] {
+  const type = str(message.type);
+  if (!MEDIA_TYPES.has(type)) return [];
+  const part = record(message[type]);
+  const mediaId = str(part.id);
+  if (!mediaId) return [];
+  const mimeType = (str(part.mime_type).split(";")[0] ?? "").trim().toLowerCase() || MEDIA_DEFAULT_TYPE[type]!;
+  const name = str(part.filename);
+  return [{ mimeType, ...(name ? { name } : {}), source: { kind: "whatsapp", mediaId } }];
 }
 
 const tagged = (what: string, rest = "") => (rest ? `[${what}] ${rest}` : `[${what}]`);
@@ -216,8 +238,18 @@ function messageEvent(message: Json, at: Addressed): MetaEvent {
         data: { type, message },
       };
     }
-    default:
-      return { kind: "message", ...at, id, type, text: readableText(message), data: { type, message } };
+    default: {
+      const attachments = mediaOf(message);
+      return {
+        kind: "message",
+        ...at,
+        id,
+        type,
+        text: readableText(message),
+        data: { type, message },
+        ...(attachments.length > 0 ? { attachments } : {}),
+      };
+    }
   }
 }
 

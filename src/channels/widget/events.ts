@@ -83,8 +83,14 @@ export interface ServerToClientEvents {
 }
 
 export interface ClientToServerEvents {
-  /** The person's message; acked with its id. Idempotent on clientId. */
-  send: (payload: { text: string; clientId: string }, ack: Ack<SendAnswer>) => void;
+  /**
+   * The person's message; acked with its id. Idempotent on clientId. `attachments` name files uploaded first
+   * (`POST /widget/uploads`); `text` may then be empty.
+   */
+  send: (
+    payload: { text: string; clientId: string; attachments?: { uploadId: string }[] },
+    ack: Ack<SendAnswer>,
+  ) => void;
   /** The person has seen every message up to and including `upTo`. */
   read: (payload: { upTo: string }, ack?: Ack<{ ok: boolean }>) => void;
   /**

@@ -103,9 +103,10 @@ export function conversationControl(sql: Sql, changes: Changes, now: () => Date)
       const id = randomUUID();
       const [row] = await sql.query<{ message: Record<string, unknown> | null; changed: JsonRows }>(
         `WITH msg AS (
-           INSERT INTO "Message" (id, "conversationId", role, text, "clientId", "externalId", data, "createdAt",
-             "updatedAt")
-           VALUES ($1::uuid, $2::uuid, 'user', $3, $4, $5, $6::jsonb, coalesce($7::timestamp, $8::timestamp), $8)
+           INSERT INTO "Message" (id, "conversationId", role, text, "clientId", "externalId", data, attachments,
+             "createdAt", "updatedAt")
+           VALUES ($1::uuid, $2::uuid, 'user', $3, $4, $5, $6::jsonb, $11::jsonb, coalesce($7::timestamp, $8::timestamp),
+             $8)
            ON CONFLICT DO NOTHING RETURNING *),
          conv AS (
            UPDATE "Conversation" SET "closedAt" = NULL,
@@ -147,7 +148,11 @@ export function conversationControl(sql: Sql, changes: Changes, now: () => Date)
           inbound.sentAt ?? null,
           at,
           randomUUID(),
-          JSON.stringify({ text: inbound.text }),
+          JSON.stringify({
+            text: inbound.text,
+            ...(inbound.attachments?.length ? { attachments: inbound.attachments } : {}),
+          }),
+          inbound.attachments?.length ? JSON.stringify(inbound.attachments) : null,
         ],
       );
       if (row?.message) {

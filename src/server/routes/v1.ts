@@ -5,6 +5,7 @@ import type { HubContext } from "../../context.js";
 import { conversationView, findOrCreateConversation, getConversation } from "../../conversations/conversations.js";
 import { postDirectMessage } from "../../conversations/direct-messages.js";
 import { listMessages, messageView } from "../../conversations/timeline.js";
+import { mediaLinks } from "../../media/media-links.js";
 import { accountsOf, type MetaChannel } from "../../channels/meta/meta-accounts.js";
 import { CHANNELS, isWidgetChannel } from "../../delivery/channel.js";
 import { HubError } from "../../errors.js";
@@ -71,7 +72,8 @@ export function v1Routes(ctx: HubContext): Router {
     const query = parseInput(messagesQuery, req.query);
     const conversation = await getConversation(ctx.sql, req.params.id as string);
     const messages = await listMessages(ctx.sql, conversation.id, { afterId: query.after, limit: query.limit });
-    res.json({ messages: messages.map(messageView) });
+    const links = mediaLinks(ctx);
+    res.json({ messages: messages.map((message) => messageView(message, links)) });
   });
 
   router.post("/conversations/:id/messages", agentOnly, async (req, res) => {

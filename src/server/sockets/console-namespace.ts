@@ -5,6 +5,7 @@ import type { ConsoleMessageChange } from "../../console/console-events.js";
 import { CONSOLE_ROOM } from "../../console/console-events.js";
 import type { HubContext } from "../../context.js";
 import { messageView } from "../../conversations/timeline.js";
+import { mediaLinks } from "../../media/media-links.js";
 import { principalOf } from "../auth.js";
 
 const BATCH_MS = 100;
@@ -33,6 +34,7 @@ function forwardChanges(ctx: HubContext): () => void {
     pending = new Map();
     if (changes.length > 0) room.emit("messages", { changes });
   };
+  const links = mediaLinks(ctx);
   const unsubscribe = ctx.changes.subscribe((change) => {
     if (change.type === "control") {
       const { conversation } = change;
@@ -45,7 +47,7 @@ function forwardChanges(ctx: HubContext): () => void {
     }
     if (change.type !== "messages") return;
     for (const message of change.messages) {
-      pending.set(message.id, { conversationId: change.conversationId, message: messageView(message) });
+      pending.set(message.id, { conversationId: change.conversationId, message: messageView(message, links) });
     }
     timer ??= setTimeout(flush, BATCH_MS);
   });

@@ -9,7 +9,9 @@ import { roomOf, type SendAnswer, type WidgetJob } from "../../channels/widget/e
 import { widgetMessage, widgetRunningJob } from "../../channels/widget/widget-channel.js";
 import { checkWidgetToken } from "../../channels/widget/widget-token.js";
 import type { HubContext } from "../../context.js";
+import { MAX_ATTACHMENTS } from "../../conversations/attachments.js";
 import { receiveUserMessage } from "../../conversations/inbound.js";
+import { filesText, uploadsOf } from "../../conversations/widget-uploads.js";
 import { runningJobs, widgetHistory } from "../../conversations/widget-history.js";
 import { errorKey } from "../../log-throttle.js";
 import type { WidgetNamespace } from "../../realtime.js";
@@ -18,10 +20,20 @@ import { clientAddressOf } from "../client-address.js";
 /** Text PostgreSQL can store: no NUL, no lone UTF-16 surrogate. */
 const storable = (value: string) => !value.includes("\u0000") && value.isWellFormed();
 const STORABLE = "contains a NUL character or a lone surrogate";
-const sendSchema = z.object({
-  text: z.string().trim().min(1).max(4000).refine(storable, STORABLE),
-  clientId: z.string().min(1).max(100).refine(storable, STORABLE),
-});
+const sendSchema = z
+  .object({
+    // May be empty when the message is files alone.
+    text: z.string().trim().max(4000).refine(storable, STORABLE).default(""),
+    clientId: z.string().min(1).max(100).refine(storable, STORABLE),
+    attachments: z
+      .array(z.object({ uploadId: z.uuid() }))
+      .max(MAX_ATTACHMENTS)
+      .default([]),
+  })
+  .refine((send) => send.text !== "" || send.attachments.length > 0, {
+    path: ["text"],
+    message: "is empty and no file is attached",
+  });
 const upToSchema = z.object({ upTo: z.uuid() });
 /**
  * A socket's events are handled one at a time, in the order sent (a person's messages keep their order,
@@ -129,7 +141,22 @@ export function attachWidgetNamespace(ctx: HubContext): void {
         if (!parsed.success) return reply(invalid(parsed.error));
         const verdict = await ctx.limits.message(conversationId, address);
         if (!verdict.ok) return reply(rateLimited(verdict.retryAfterMs));
-        const { message, created } = await receiveUserMessage(ctx, { conversationId, ...parsed.data });
+        const { text, clientId } = parsed.data;
+        const ids = parsed.data.attachments.map((attachment) => attachment.uploadId);
+        const { attachments, unknown } = await uploadsOf(ctx.sql, conversationId, ids);
+        if (unknown.length > 0)
+          return reply({
+            error: {
+              code: "invalid_request",
+              message: `invalid ${unknown.map((index) => `attachments.${index}.uploadId`).join(", ")}: no such upload in this conversation`,
+            },
+          });
+        const { message, created } = await receiveUserMessage(ctx, {
+          conversationId,
+          text: text || filesText(attachments),
+          clientId,
+          attachments,
+        });
         reply({ id: message.id });
         // The person's other tabs and devices see it too.
         if (created) socket.to(roomOf(conversationId)).emit("message", widgetMessage(message), () => {});

@@ -1,0 +1,188 @@
+// Where a person's file is read from when `/media/<token>` (or the LLM agent) asks for it — on demand, not
+// when the webhook is processed: a WhatsApp media id stays valid about 30 days though the download URL Graph
+// gives for it lasts minutes, so it is looked up afresh each time; Instagram and Messenger files are read
+// from the CDN link the webhook carried; widget uploads from the database. Nothing is copied into the hub's
+// store on the way in. Neither the account's token nor Graph's download URL leaves this module: not in an
+// answer, not in a log line.
+import { Readable } from "node:stream";
+import type { ReadableStream as WebStream } from "node:stream/web";
+import type { Config } from "../config.js";
+import type { Sql } from "../db/sql.js";
+import { storedAttachments, type MediaSource, type StoredAttachment } from "../conversations/inbound-attachments.js";
+import { refusedRedirect } from "../redirect-refusal.js";
+import type { MediaClaim } from "./media-token.js";
+
+const HEADERS_TIMEOUT_MS = 15_000;
+
+export interface OpenedMedia {
+  ok: true;
+  mimeType: string;
+  name: string | undefined;
+  /** Bytes, when known before reading (a declared length, or a stored upload's size). */
+  size: number | undefined;
+  body: Readable;
+}
+export interface MediaRefusal {
+  ok: false;
+  status: 404 | 413 | 502;
+  code: string;
+  message: string;
+}
+export type MediaAnswer = OpenedMedia | MediaRefusal;
+
+const notFound: MediaRefusal = { ok: false, status: 404, code: "not_found", message: "unknown or expired media link" };
+const tooLarge = (max: number): MediaRefusal => ({
+  ok: false,
+  status: 413,
+  code: "media_too_large",
+  message: `the file is larger than MEDIA_MAX_BYTES (${max} bytes)`,
+});
+const unavailable = (what: string): MediaRefusal => ({
+  ok: false,
+  status: 502,
+  code: "media_unavailable",
+  message: what,
+});
+
+/** What reading a file needs: the media and Meta settings, and the store (widget uploads). */
+export type MediaCtx = { config: Pick<Config, "media" | "meta">; sql: Sql };
+
+/** The file one token names: the person's message (not withdrawn), its attachment at that place, its bytes. */
+export async function openMedia(ctx: MediaCtx, claim: MediaClaim, signal?: AbortSignal): Promise<MediaAnswer> {
+  const [row] = await ctx.sql.query<{ attachments: unknown; channel: string; account: string }>(
+    `SELECT m.attachments, c.channel, c.account FROM "Message" m JOIN "Conversation" c ON c.id = m."conversationId"
+     WHERE m.id = $1::uuid AND m.role = 'user' AND m."deletedAt" IS NULL`,
+    [claim.messageId],
+  );
+  const attachment = row ? storedAttachments(row.attachments)[claim.index] : undefined;
+  if (!row || !attachment) return notFound;
+  return openSource(ctx, { channel: row.channel, account: row.account }, attachment, signal);
+}
+
+export async function openSource(
+  ctx: MediaCtx,
+  conversation: { channel: string; account: string },
+  attachment: StoredAttachment,
+  signal?: AbortSignal,
+): Promise<MediaAnswer> {
+  const max = ctx.config.media.maxBytes;
+  const source: MediaSource = attachment.source;
+  if (source.kind === "upload") {
+    const [upload] = await ctx.sql.query<{ bytes: Uint8Array; mimeType: string; name: string | null }>(
+      `SELECT bytes, "mimeType", name FROM "Upload" WHERE id = $1::uuid`,
+      [source.uploadId],
+    );
+    if (!upload) return notFound;
+    const bytes = Buffer.from(upload.bytes);
+    if (bytes.length > max) return tooLarge(max);
+    return {
+      ok: true,
+      mimeType: upload.mimeType,
+      name: upload.name ?? attachment.name,
+      size: bytes.length,
+      body: Readable.from([bytes]),
+    };
+  }
+  if (source.kind === "link") {
+    // A CDN link carries no credential: a redirect to another CDN host is followed.
+    const answer = await get(source.url, {}, "follow", signal);
+    if ("refusal" in answer) return answer.refusal;
+    return opened(answer.response, attachment, max, "the channel's CDN");
+  }
+  const account = ctx.config.meta.accounts.find((a) => a.channel === "whatsapp" && a.id === conversation.account);
+  if (conversation.channel !== "whatsapp" || !account)
+    return unavailable("this hub no longer answers for the account the file was sent to");
+  const auth = { Authorization: `Bearer ${account.accessToken}` };
+  const { graphApiUrl, graphApiVersion } = ctx.config.meta;
+  const lookup = await get(
+    `${graphApiUrl}/${graphApiVersion}/${encodeURIComponent(source.mediaId)}?phone_number_id=${encodeURIComponent(account.id)}`,
+    auth,
+    "manual",
+    signal,
+  );
+  if ("refusal" in lookup) return lookup.refusal;
+  if (!lookup.response.ok) {
+    await lookup.response.body?.cancel();
+    return unavailable(`WhatsApp did not give the file (HTTP ${lookup.response.status})`);
+  }
+  const media = (await lookup.response.json().catch(() => ({}))) as {
+    url?: unknown;
+    file_size?: unknown;
+    mime_type?: unknown;
+  };
+  if (typeof media.url !== "string" || !/^https?:\/\//.test(media.url))
+    return unavailable("WhatsApp answered without a download link");
+  if (Number(media.file_size) > max) return tooLarge(max);
+  // The download needs the token too; a redirect would carry it elsewhere, so none is followed.
+  const download = await get(media.url, auth, "manual", signal);
+  if ("refusal" in download) return download.refusal;
+  const mimeType = typeof media.mime_type === "string" && media.mime_type ? media.mime_type : attachment.mimeType;
+  return opened(download.response, { ...attachment, mimeType }, max, "WhatsApp");
+}
+
+async function get(
+  url: string,
+  headers: Record<string, string>,
+  redirect: "follow" | "manual",
+  signal: AbortSignal | undefined,
+): Promise<{ response: Response } | { refusal: MediaRefusal }> {
+  const timeout = AbortSignal.timeout(HEADERS_TIMEOUT_MS);
+  try {
+    const response = await fetch(url, {
+      headers,
+      redirect,
+      signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+    });
+    const redirected = refusedRedirect("the file's host", url, response);
+    if (redirected) {
+      await response.body?.cancel();
+      return { refusal: unavailable(redirected) };
+    }
+    return { response };
+  } catch (error) {
+    return { refusal: unavailable(`the file's host did not answer (${(error as Error).name})`) };
+  }
+}
+
+function opened(response: Response, attachment: StoredAttachment, max: number, who: string): MediaAnswer {
+  if (!response.ok || !response.body) {
+    void response.body?.cancel();
+    return unavailable(`${who} did not give the file (HTTP ${response.status})`);
+  }
+  const declared = Number(response.headers.get("content-length") ?? NaN);
+  if (declared > max) {
+    void response.body.cancel();
+    return tooLarge(max);
+  }
+  return {
+    ok: true,
+    mimeType: attachment.mimeType,
+    name: attachment.name,
+    size: Number.isFinite(declared) ? declared : undefined,
+    body: capped(Readable.fromWeb(response.body as WebStream<Uint8Array>), max),
+  };
+}
+
+/** The bytes, cut off with an error past `max` (a host that declared no length, or a wrong one). */
+function capped(body: Readable, max: number): Readable {
+  async function* limited() {
+    let seen = 0;
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      seen += chunk.length;
+      if (seen > max) {
+        body.destroy();
+        throw new Error(`the file is larger than MEDIA_MAX_BYTES (${max} bytes)`);
+      }
+      yield chunk;
+    }
+  }
+  return Readable.from(limited(), { objectMode: false });
+}
+
+/** All of a file's bytes in memory (the LLM agent's images), or why not. */
+export async function readMedia(answer: MediaAnswer): Promise<{ bytes: Buffer; mimeType: string } | MediaRefusal> {
+  if (!answer.ok) return answer;
+  const chunks: Buffer[] = [];
+  for await (const chunk of answer.body) chunks.push(Buffer.from(chunk as Uint8Array));
+  return { bytes: Buffer.concat(chunks), mimeType: answer.mimeType };
+}
