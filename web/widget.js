@@ -230,6 +230,63 @@
     ]);
   }
 
+  /** Only web links are opened or shown: a `javascript:` or `data:` URL never reaches the page. */
+  function safeUrl(url) {
+    try {
+      const parsed = new URL(String(url));
+      return parsed.protocol === "https:" || parsed.protocol === "http:" ? parsed.href : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  // Images inline; any other file as a card with its name and type that opens it in a new tab.
+  function attachmentElement(attachment) {
+    const href = safeUrl(attachment.url);
+    if (!href) return undefined;
+    const name = String(attachment.name || "file");
+    const type = String(attachment.mimeType || "");
+    const link = { href, target: "_blank", rel: "noopener noreferrer" };
+    if (attachment.kind === "image") {
+      return el("a", { ...link, class: "cdh-attachment cdh-image", "data-kind": "image" }, [
+        el("img", { src: href, alt: attachment.caption || name, loading: "lazy" }),
+      ]);
+    }
+    return el("a", { ...link, class: "cdh-attachment cdh-file", "data-kind": attachment.kind || "file" }, [
+      el("span", { class: "cdh-file-name", text: name }),
+      el("span", { class: "cdh-file-type", text: type }),
+    ]);
+  }
+
+  // A choice answers with its title as the person's words and its payload for the agent; once, by one tap.
+  function buttonsElement(buttons) {
+    const row = el("div", { class: "cdh-buttons" });
+    for (const button of buttons) {
+      const label = String(button.title || "");
+      if (!label) continue;
+      const node = el("button", { type: "button", class: "cdh-choice", text: label });
+      node.addEventListener("click", () => {
+        for (const other of row.querySelectorAll("button")) other.disabled = true;
+        node.classList.add("cdh-chosen");
+        send(label, button.payload || label).catch(() => {
+          for (const other of row.querySelectorAll("button")) other.disabled = false;
+        });
+      });
+      row.appendChild(node);
+    }
+    return row;
+  }
+
+  function addExtras(node, message) {
+    const files = (Array.isArray(message.attachments) ? message.attachments : [])
+      .map(attachmentElement)
+      .filter(Boolean);
+    if (files.length) node.insertBefore(el("div", { class: "cdh-attachments" }, files), node.lastChild);
+    if (Array.isArray(message.buttons) && message.buttons.length && message.role !== "user") {
+      node.insertBefore(buttonsElement(message.buttons), node.lastChild);
+    }
+  }
+
   function nearEnd() {
     const list = ui.messages;
     return list.scrollHeight - list.scrollTop - list.clientHeight < 80;
@@ -252,6 +309,7 @@
       dequeue(message.clientId);
     } else {
       node = messageElement(message.role, message.text, message.createdAt, message.senderName, message.kind);
+      addExtras(node, message);
       ui.messages.appendChild(node);
     }
     node.setAttribute("data-id", message.id);
@@ -601,7 +659,9 @@
   // Sends one queued message; without an ack it stays queued and goes again with the same clientId.
   function transmit(entry) {
     inFlight.add(entry.clientId);
-    socket.timeout(SEND_ACK_TIMEOUT_MS).emit("send", { text: entry.text, clientId: entry.clientId }, (err, answer) => {
+    const payload = { text: entry.text, clientId: entry.clientId };
+    if (entry.payload) payload.payload = entry.payload;
+    socket.timeout(SEND_ACK_TIMEOUT_MS).emit("send", payload, (err, answer) => {
       inFlight.delete(entry.clientId);
       if (!err && answer && answer.id) {
         const own = {
@@ -712,11 +772,15 @@
 
   // ---------------------------------------------------------------- public API
 
-  /** Sends the person's message; resolves with its id once the hub has stored it. */
-  function send(text) {
+  /**
+   * Sends the person's message; resolves with its id once the hub has stored it. `payload`: the choice a
+   * tapped button stands for, given to the agent with the message.
+   */
+  function send(text, payload) {
     const trimmed = String(text == null ? "" : text).trim();
     if (!trimmed) return Promise.reject(new Error("empty message"));
     const entry = { clientId: uuid(), text: trimmed, createdAt: new Date().toISOString() };
+    if (payload) entry.payload = String(payload);
     enqueue(entry);
     showPending(entry);
     const answer = new Promise((resolve, reject) => waiters.set(entry.clientId, { resolve, reject }));

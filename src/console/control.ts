@@ -1,7 +1,7 @@
 // Who speaks for the hub in a conversation: the agent, or a human who took over. While a human has it,
 // automated output is held; handing back runs one turn with a `handback` input and every held item.
 import type { HubContext } from "../context.js";
-import { postDirectMessage } from "../conversations/direct-messages.js";
+import { postDirectMessage, type MessageExtras } from "../conversations/direct-messages.js";
 import { requestTurn } from "../conversations/inbound.js";
 import { isUuid } from "../conversations/conversations.js";
 import { routeConversation } from "../delivery/deliver.js";
@@ -56,6 +56,7 @@ export async function postHumanMessage(
   conversationId: string,
   text: string,
   agent?: HumanAgent,
+  extras: MessageExtras = {},
 ): Promise<MessageRow> {
   const conversation = await conversationOf(ctx, conversationId);
   // The channel's rules for a person's reply, checked before anything is recorded.
@@ -75,5 +76,6 @@ export async function postHumanMessage(
     "human",
     text,
     agent ? { agent: { id: agent.id, name: agent.name } } : undefined,
+    extras,
   );
 }

@@ -8,6 +8,13 @@ import type { MessageRow } from "../delivery/rows.js";
 import { splitForChannel } from "../delivery/text-limits.js";
 import type { Channel } from "../delivery/channel-port.js";
 import { requestTurn } from "./inbound.js";
+import { jsonList, type Attachment, type Button } from "./attachments.js";
+
+/** What a message may carry besides its text. */
+export interface MessageExtras {
+  attachments?: Attachment[] | undefined;
+  buttons?: Button[] | undefined;
+}
 
 export async function postDirectMessage(
   ctx: HubContext,
@@ -15,11 +22,15 @@ export async function postDirectMessage(
   role: "agent" | "human",
   text: string,
   data?: unknown,
+  extras: MessageExtras = {},
 ): Promise<MessageRow> {
   const texts = splitForChannel(conversation.channel, text);
+  // Files and choices go with the last part, after the text they follow.
   const parts = await ctx.sql.query<MessageRow>(
-    `INSERT INTO "Message" (id, "conversationId", role, text, data, status, "createdAt", "updatedAt")
-     SELECT p.id, $1::uuid, $2, p.text, $3::jsonb, 'pending', $4, $4
+    `INSERT INTO "Message" (id, "conversationId", role, text, data, attachments, buttons, status, "createdAt",
+       "updatedAt")
+     SELECT p.id, $1::uuid, $2, p.text, $3::jsonb, CASE WHEN p.n = $9 THEN $7::jsonb END,
+       CASE WHEN p.n = $9 THEN $8::jsonb END, 'pending', $4, $4
      FROM unnest($5::uuid[], $6::text[]) WITH ORDINALITY AS p(id, text, n) ORDER BY p.n RETURNING *`,
     [
       conversation.id,
@@ -28,6 +39,9 @@ export async function postDirectMessage(
       ctx.now(),
       texts.map(() => randomUUID()),
       texts,
+      jsonList(extras.attachments),
+      jsonList(extras.buttons),
+      texts.length,
     ],
   );
   parts.sort((a, b) => Number(a.seq) - Number(b.seq));

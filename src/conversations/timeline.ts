@@ -1,6 +1,7 @@
 // The conversation's timeline: every entry (user, agent, human, tool-call, tool-result, template, progress).
 import type { SqlQuery } from "../db/sql.js";
 import type { MessageRow } from "../delivery/rows.js";
+import { attachmentsOf, buttonsOf, type Attachment, type Button } from "./attachments.js";
 
 export interface MessageView {
   id: string;
@@ -13,6 +14,9 @@ export interface MessageView {
   status: string | null;
   decision: string | null;
   statusReason: string | null;
+  /** Files the message carries and choices offered with it, when it has any. */
+  attachments?: Attachment[];
+  buttons?: Button[];
   /** Meta channels: the person's edit (earlier texts in `edits`), deletion and reaction, when there is one. */
   editedAt?: string;
   edits?: unknown;
@@ -41,7 +45,9 @@ type AnyMessage = Pick<
   | "decision"
   | "statusReason"
   | "createdAt"
-> & { data: unknown } & Partial<Pick<MessageRow, "editedAt" | "edits" | "deletedAt" | "reaction">>;
+> & { data: unknown; attachments?: unknown; buttons?: unknown } & Partial<
+    Pick<MessageRow, "editedAt" | "edits" | "deletedAt" | "reaction">
+  >;
 
 export function messageView(message: AnyMessage): MessageView {
   return {
@@ -55,12 +61,17 @@ export function messageView(message: AnyMessage): MessageView {
     status: message.status,
     decision: message.decision,
     statusReason: message.statusReason,
+    ...listed("attachments", attachmentsOf(message.attachments)),
+    ...listed("buttons", buttonsOf(message.buttons)),
     ...(message.editedAt ? { editedAt: message.editedAt.toISOString(), edits: message.edits } : {}),
     ...(message.deletedAt ? { deletedAt: message.deletedAt.toISOString() } : {}),
     ...(message.reaction ? { reaction: message.reaction } : {}),
     createdAt: message.createdAt.toISOString(),
   };
 }
+
+const listed = <K extends string, T>(key: K, list: T[]) =>
+  (list.length > 0 ? { [key]: list } : {}) as Partial<Record<K, T[]>>;
 
 /** Messages after `afterId` (exclusive) in timeline order; none after an id the conversation does not have. */
 export async function listMessages(

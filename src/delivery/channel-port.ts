@@ -11,7 +11,7 @@ export const isWidgetChannel = (channel: string) => (WIDGET_CHANNELS as readonly
 /** What a channel needs of a conversation and a message to send it. */
 export type SendConversation = Pick<ConversationRow, "id" | "channel" | "account" | "contact" | "name">;
 export type SendMessage = Pick<MessageRow, "id" | "role" | "text" | "createdAt" | "clientId" | "jobId"> &
-  Partial<Pick<MessageRow, "data">>;
+  Partial<Pick<MessageRow, "data" | "attachments" | "buttons">>;
 
 export type SendOutcome =
   /** Widget: pushed to a connected socket (acked → delivered; no ack → stored) or kept for the history. */

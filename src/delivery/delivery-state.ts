@@ -13,6 +13,7 @@
 // Races are settled by the conversation's row: a hand-back, the person's message and a decision that
 // depends on the conversation (hold, wait for a reply) all lock it, so a decision made on a state that
 // changed meanwhile is not recorded ("stale") and the caller routes again.
+import { jsonList } from "../conversations/attachments.js";
 import { randomUUID } from "node:crypto";
 import { abort, abortReason, type Sql } from "../db/sql.js";
 import type { Changes } from "./changes.js";
@@ -50,6 +51,8 @@ export interface InboundMessage {
   /** When the person sent it, by the channel's clock: moves the messaging window (never backwards). */
   sentAt?: Date | undefined;
   data?: unknown;
+  /** The person tapped a button the hub offered: its payload, given to the agent with the message. */
+  payload?: string | undefined;
 }
 
 type JsonRows = Record<string, unknown>[];
@@ -257,6 +260,9 @@ export function deliveryState(sql: Sql, changes: Changes, now: () => Date) {
       texts: string[];
       /** Per text, what the timeline records about it (the hub's own agents), or null. */
       data?: (Record<string, unknown> | null)[];
+      /** Per text, the files and the choices it carries, or null. */
+      attachments?: (readonly unknown[] | null)[];
+      buttons?: (readonly unknown[] | null)[];
       jobId: string | null;
     }): Promise<{ conversation: ConversationRow; replies: MessageRow[] } | "superseded"> {
       const replyIds = turn.texts.map(() => randomUUID());
@@ -270,10 +276,12 @@ export function deliveryState(sql: Sql, changes: Changes, now: () => Date) {
              SELECT CASE WHEN (SELECT count(*) FROM answered) = cardinality($4::uuid[]) THEN true
                          ELSE ${abort("superseded", "answered")} END AS ok),
            replies AS (
-             INSERT INTO "Message" (id, "conversationId", role, text, data, status, "turnId", "jobId", "createdAt",
-               "updatedAt")
-             SELECT r.id, $1::uuid, 'agent', r.text, r.data::jsonb, 'pending', $2::uuid, $7::uuid, $6, $6
-             FROM unnest($5::uuid[], $8::text[], $9::text[]) WITH ORDINALITY AS r(id, text, data, n), guard
+             INSERT INTO "Message" (id, "conversationId", role, text, data, attachments, buttons, status, "turnId",
+               "jobId", "createdAt", "updatedAt")
+             SELECT r.id, $1::uuid, 'agent', r.text, r.data::jsonb, r.files::jsonb, r.choices::jsonb, 'pending',
+               $2::uuid, $7::uuid, $6, $6
+             FROM unnest($5::uuid[], $8::text[], $9::text[], $10::text[], $11::text[])
+               WITH ORDINALITY AS r(id, text, data, files, choices, n), guard
              WHERE guard.ok
              ORDER BY r.n RETURNING *)
            SELECT (SELECT row_to_json(c) FROM "Conversation" c WHERE c.id = $1::uuid) AS conversation,
@@ -289,6 +297,8 @@ export function deliveryState(sql: Sql, changes: Changes, now: () => Date) {
             turn.jobId,
             turn.texts,
             turn.texts.map((_, i) => (turn.data?.[i] ? JSON.stringify(turn.data[i]) : null)),
+            turn.texts.map((_, i) => jsonList(turn.attachments?.[i])),
+            turn.texts.map((_, i) => jsonList(turn.buttons?.[i])),
           ],
         );
         const replies = messages(row!.replies);
@@ -456,7 +466,7 @@ export function deliveryState(sql: Sql, changes: Changes, now: () => Date) {
           inbound.sentAt ?? null,
           at,
           randomUUID(),
-          JSON.stringify({ text: inbound.text }),
+          JSON.stringify({ text: inbound.text, ...(inbound.payload ? { payload: inbound.payload } : {}) }),
         ],
       );
       if (row?.message) {

@@ -1,5 +1,6 @@
 // The rows the delivery core reads and writes, as its SQL returns them (src/db/sql.ts): plain objects,
 // timestamps as Dates, seq as a string.
+import type { Attachment, Button } from "../conversations/attachments.js";
 import type { Channel } from "./channel-port.js";
 import type { DeliveryStatus, InputKind, InputState, MessageRole, WidgetReceipt } from "./statuses.js";
 
@@ -32,6 +33,9 @@ export interface MessageRow {
   role: MessageRole;
   text: string | null;
   data: unknown;
+  /** Files the message carries, and the choices offered with it (null or absent: none). */
+  attachments?: Attachment[] | null;
+  buttons?: Button[] | null;
   jobId: string | null;
   toolCallId: string | null;
   clientId: string | null;

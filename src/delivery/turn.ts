@@ -12,6 +12,7 @@ import { noticeAgentUnavailable } from "./agent-unavailable.js";
 import { deliver } from "./deliver.js";
 import { setAsideStale } from "./stale-results.js";
 import { splitForChannel } from "./text-limits.js";
+import { attachmentsOf } from "../conversations/attachments.js";
 import type { ConversationRow, TurnInputRow } from "./rows.js";
 import { readTurnSnapshot, type TurnSnapshot } from "./turn-snapshot.js";
 
@@ -58,9 +59,16 @@ export async function runTurn(ctx: HubContext, conversationId: string): Promise<
       throw error;
     }
 
-    const parts = reply.messages.flatMap((message) =>
-      splitForChannel(conversation.channel, message.text).map((text) => ({ text, data: message.data ?? null })),
-    );
+    // A long text is split; its files and choices go with the last part, after everything they follow.
+    const parts = reply.messages.flatMap((message) => {
+      const texts = splitForChannel(conversation.channel, message.text);
+      return texts.map((text, i) => ({
+        text,
+        data: message.data ?? null,
+        attachments: i === texts.length - 1 ? (message.attachments ?? null) : null,
+        buttons: i === texts.length - 1 ? (message.buttons ?? null) : null,
+      }));
+    });
     const committed = await ctx.delivery.commitReply({
       conversationId,
       turnId: randomUUID(),
@@ -68,6 +76,8 @@ export async function runTurn(ctx: HubContext, conversationId: string): Promise<
       // Longer than the channel takes: several messages, in order (split where a reader would pause).
       texts: parts.map((part) => part.text),
       data: parts.map((part) => part.data),
+      attachments: parts.map((part) => part.attachments),
+      buttons: parts.map((part) => part.buttons),
       jobId: singleJob(inputs),
     });
     if (committed === "superseded") {
@@ -118,9 +128,16 @@ function toInput(input: TurnInputRow): TurnInput {
   };
   switch (input.kind) {
     case "user_message":
-      return { type: "user_message", messageId: input.messageId ?? "", text: String(payload.text ?? "") };
-    case "tool_result":
-      return { type: "tool_result", ...job, result: payload.result };
+      return {
+        type: "user_message",
+        messageId: input.messageId ?? "",
+        text: String(payload.text ?? ""),
+        ...(typeof payload.payload === "string" ? { payload: payload.payload } : {}),
+      };
+    case "tool_result": {
+      const attachments = attachmentsOf(payload.attachments);
+      return { type: "tool_result", ...job, result: payload.result, ...(attachments.length ? { attachments } : {}) };
+    }
     case "tool_failed":
       return {
         type: "tool_failed",

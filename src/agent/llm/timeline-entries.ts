@@ -3,6 +3,7 @@
 // where it came. One statement; the newest rows first, so a long conversation costs only what the budget keeps.
 import type { SqlQuery } from "../../db/sql.js";
 import { humanAgentName } from "../../conversations/timeline.js";
+import { attachmentName, attachmentsOf, attachmentType } from "../../conversations/attachments.js";
 import { noticeOf } from "../../delivery/agent-unavailable.js";
 import { JOB_STATUS_WORD, type JobOutcome, type TranscriptEntry } from "./transcript.js";
 
@@ -22,6 +23,7 @@ interface Row {
   tool: string | null;
   jobStatus: string | null;
   result: unknown;
+  attachments: unknown;
   error: string | null;
   acceptMessage: string | null;
   rerunAs: string | null;
@@ -42,16 +44,30 @@ function outcomeOf(row: Row): { outcome: JobOutcome; content: unknown } {
     };
   if (row.rerunAs) return { outcome: "ran again", content: "it was lost and runs again from the start" };
   const outcome = JOB_STATUS_WORD[row.jobStatus ?? ""];
-  if (outcome === "completed") return { outcome, content: row.result };
+  if (outcome === "completed") return { outcome, content: withFiles(row.result, row.attachments) };
   if (outcome === "timed out" || outcome === "cancelled") return { outcome, content: null };
   return { outcome: "failed", content: row.error ?? row.text ?? "it failed" };
+}
+
+/**
+ * A result's files, as the model reads them: each one's name and type. The hub attaches the files to the
+ * reply that gives the result, so the model only says they are there.
+ */
+function withFiles(result: unknown, stored: unknown): unknown {
+  const files = attachmentsOf(stored);
+  if (files.length === 0) return result;
+  return {
+    result,
+    files: files.map((file) => `${attachmentName(file)} (${attachmentType(file)})`),
+    note: "the hub attaches these files to your reply; do not write out their links",
+  };
 }
 
 export async function timelineEntries(sql: SqlQuery, conversationId: string): Promise<TranscriptEntry[]> {
   const rows = await sql.query<Row>(
     `SELECT * FROM (
        SELECT m.seq::text AS seq, m.role, m.text, m.data, m."jobId", m."toolCallId", m.status, m."statusReason",
-         m."deletedAt" IS NOT NULL AS deleted, j.tool, j.status AS "jobStatus", j.result, j.error,
+         m."deletedAt" IS NOT NULL AS deleted, j.tool, j.status AS "jobStatus", j.result, j.attachments, j.error,
          j."acceptMessage", j."rerunAs",
          -- A job's own call (the first job of a re-run chain carries it): read for outcomes and progress only.
          CASE WHEN m.role = 'tool_result' AND m."jobId" IS NOT NULL THEN

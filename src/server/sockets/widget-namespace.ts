@@ -3,6 +3,7 @@
 // Thin: each handler calls one function.
 // Every handler takes whatever a client sends — any payload, an ack that is not a function, no ack — and
 // never throws: a visitor's socket is untrusted input, and one bad event must not reach the process.
+import { MAX_BUTTON_PAYLOAD } from "../../conversations/attachments.js";
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
 import { z } from "zod";
@@ -23,6 +24,8 @@ const STORABLE = "contains a NUL character or a lone surrogate";
 const sendSchema = z.object({
   text: z.string().trim().min(1).max(4000).refine(storable, STORABLE),
   clientId: z.string().min(1).max(100).refine(storable, STORABLE),
+  // A tapped button's payload: it reaches the agent's turn with the message.
+  payload: z.string().min(1).max(MAX_BUTTON_PAYLOAD).refine(storable, STORABLE).optional(),
 });
 const upToSchema = z.object({ upTo: z.uuid() });
 /**
