@@ -40,6 +40,9 @@ export const turnInputSchema = z.discriminatedUnion("type", [
     attachments: attachmentList
       .optional()
       .describe("files the result carries (links the hub does not fetch): attach them to the reply that gives it"),
+    givenWithTemplate: attachmentList
+      .optional()
+      .describe("WhatsApp: a file the person already got in the header of the template that brought them back"),
   }),
   z.object({
     type: z.literal("tool_failed"),

@@ -16,8 +16,11 @@ export type SendMessage = Pick<MessageRow, "id" | "role" | "text" | "createdAt" 
 export type SendOutcome =
   /** Widget: pushed to a connected socket (acked → delivered; no ack → stored) or kept for the history. */
   | { status: "delivered" | "live" | "stored"; decision: "live" | "stored" }
-  /** Meta: accepted by the Graph API. */
-  | { status: "sent"; decision: "sent"; externalId: string }
+  /**
+   * Meta: accepted by the Graph API. `fallback`: what the channel could not show as given and how it said it
+   * instead (choices as numbered lines, files as links), kept with the decision's reason.
+   */
+  | { status: "sent"; decision: "sent"; externalId: string; fallback?: string }
   /** The channel refused for good; the code is kept on the message. */
   | { status: "failed"; decision: "failed"; code: string; title?: string }
   /** Outside the messaging window after all (WhatsApp 131047, Instagram's window error). */

@@ -136,7 +136,14 @@ function toInput(input: TurnInputRow): TurnInput {
       };
     case "tool_result": {
       const attachments = attachmentsOf(payload.attachments);
-      return { type: "tool_result", ...job, result: payload.result, ...(attachments.length ? { attachments } : {}) };
+      const given = attachmentsOf(payload.givenWithTemplate);
+      return {
+        type: "tool_result",
+        ...job,
+        result: payload.result,
+        ...(attachments.length ? { attachments } : {}),
+        ...(given.length ? { givenWithTemplate: given } : {}),
+      };
     }
     case "tool_failed":
       return {

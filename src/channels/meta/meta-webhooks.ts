@@ -6,6 +6,7 @@ import { Worker, type Job as QueueJob } from "bullmq";
 import type { HubContext } from "../../context.js";
 import { findOrCreateMetaConversation } from "../../conversations/conversations.js";
 import { receiveUserMessage, requestTurn } from "../../conversations/inbound.js";
+import { tapPayload } from "./tap-payload.js";
 import { META_STATUS_RANK, type MetaStatus } from "../../delivery/statuses.js";
 import { errorKey } from "../../log-throttle.js";
 import { QUEUE_NAMES } from "../../queues.js";
@@ -94,6 +95,7 @@ async function applyEvent(ctx: HubContext, event: MetaEvent, receivedAt: Date): 
         externalId: event.id,
         sentAt: event.at,
         data: event.data,
+        payload: tapPayload(event.data),
       });
       return;
     }

@@ -17,8 +17,13 @@ import { classifyGraphError } from "../meta/graph-error.js";
 import type { SendRate } from "../meta/send-rate.js";
 import { accountFor, type AccountClients } from "../meta/account-clients.js";
 import { TEXT_LIMITS } from "../../delivery/text-limits.js";
+import { attachmentsOf, buttonsOf } from "../../conversations/attachments.js";
+import { whatsappPlan } from "./whatsapp-payloads.js";
 
 const MAX_TEXT = TEXT_LIMITS.whatsapp!;
+
+/** Meta could not fetch or use the linked file (131052 download, 131053 upload, 131051 unsupported type). */
+const MEDIA_ERRORS = new Set([131051, 131052, 131053]);
 
 /** A wa_id is digits; a BSUID is a country code, a dot and Meta's own id (US.13491208655302741918). */
 export const isBsuid = (contact: string) => /^[A-Z]{2}\./.test(contact);
@@ -57,14 +62,37 @@ export function whatsappChannel(accounts: WhatsAppAccounts): ChannelAdapter {
   return {
     enabled: true,
     async send(conversation: SendConversation, message: SendMessage): Promise<SendOutcome> {
-      const text = cutText(message.text ?? "", MAX_TEXT);
-      const answer = await post(conversation, { type: "text", text: { body: text, preview_url: false } });
-      if ("failed" in answer) return { status: "failed", decision: "failed", ...answer.failed };
-      if (answer.ok) return { status: "sent", decision: "sent", externalId: answer.data.messages?.[0]?.id ?? "" };
-      const failed = failure(answer);
-      return failed === "window_closed"
-        ? { status: "window_closed" }
-        : { status: "failed", decision: "failed", ...failed };
+      const plan = whatsappPlan(
+        message.text ?? "",
+        attachmentsOf(message.attachments),
+        buttonsOf(message.buttons),
+        MAX_TEXT,
+      );
+      const notes: string[] = plan.choices === "numbered" ? ["choices as numbered lines"] : [];
+      let externalId = "";
+      for (const part of plan.parts) {
+        let answer = await post(conversation, part.body);
+        if (!("failed" in answer) && !answer.ok && part.fallback && MEDIA_ERRORS.has(answer.error.code ?? 0)) {
+          // Meta could not take the file: the person gets its link instead, and the timeline says so.
+          notes.push(`file as a link (${answer.error.code} ${answer.error.title ?? ""})`.replace(" )", ")"));
+          answer = await post(conversation, { type: "text", text: { body: cutText(part.fallback, MAX_TEXT) } });
+        }
+        if ("failed" in answer) return { status: "failed", decision: "failed", ...answer.failed };
+        if (!answer.ok) {
+          const failed = failure(answer);
+          return failed === "window_closed"
+            ? { status: "window_closed" }
+            : { status: "failed", decision: "failed", ...failed };
+        }
+        // Meta's statuses follow the last part: it is read once everything before it is.
+        externalId = answer.data.messages?.[0]?.id ?? externalId;
+      }
+      return {
+        status: "sent",
+        decision: "sent",
+        externalId,
+        ...(notes.length ? { fallback: `fallback: ${notes.join(", ")}` } : {}),
+      };
     },
     async sendTemplate(conversation: SendConversation, template: TemplateMessage): Promise<TemplateOutcome> {
       const answer = await post(conversation, {
