@@ -183,6 +183,8 @@ export interface InstagramInbound {
   text: string;
   at?: Date;
   id?: string;
+  /** A tapped quick reply: its payload (the text is its title). */
+  quickReplyPayload?: string;
 }
 
 /** …or the echo of a message the account sent to a person. */
@@ -1279,7 +1281,11 @@ export class FakeGraph {
               sender: { id: event.from },
               recipient: { id: account },
               timestamp: at,
-              message: { mid: id, text: event.text },
+              message: {
+                mid: id,
+                text: event.text,
+                ...(event.quickReplyPayload !== undefined ? { quick_reply: { payload: event.quickReplyPayload } } : {}),
+              },
             };
           }),
         };
@@ -1287,6 +1293,23 @@ export class FakeGraph {
     };
     const status = await this.postWebhook(body);
     return { ids, status };
+  }
+
+  /**
+   * The person taps the quick reply titled `title` of the last message the account sent them that offered
+   * one: its text is the title, and the payload is the one the business gave it.
+   */
+  async instagramQuickReply(from: string, title: string): Promise<{ id: string; status: number }> {
+    const offered = this.sent
+      .filter((m) => m.channel === "instagram" && m.to === from)
+      .flatMap((m) => m.quickReplies ?? [])
+      .filter((reply) => reply.title === title)
+      .at(-1);
+    if (!offered) throw new Error(`no quick reply titled ${title} was offered to ${from}`);
+    const { ids, status } = await this.instagramWebhook([
+      { messaging: [{ from, text: title, quickReplyPayload: offered.payload }] },
+    ]);
+    return { id: ids[0]!, status };
   }
 
   /** The person writes on Instagram: refreshes their window (from `at`) and posts the messaging webhook. */
