@@ -105,6 +105,28 @@ describe("files and choices out on WhatsApp", () => {
     ]);
   });
 
+  it("a send deferred half-way (a 5xx on the second file) resumes after what Meta accepted: each part once", async () => {
+    const { who, conversationId, before } = await openConversation();
+    graph.passNext(who, 2);
+    graph.failNext(who, 1, "5xx");
+    const res = await hub.api("POST", `/v1/conversations/${conversationId}/messages`, {
+      text: "Both again",
+      attachments: [IMAGE, PDF],
+    });
+    expect(res.status).toBe(201);
+    await eventually(async () => {
+      const message = await hub.db.message.findUniqueOrThrow({ where: { id: res.body.message.id } });
+      return message.status !== "pending" && message;
+    }, "the decision");
+    await settle();
+    expect(graph.failuresLeft(who)).toBe(0);
+    expect(sentTo(who).slice(before).map(shape)).toEqual([
+      { type: "text", text: "Both again" },
+      { type: "image", media: { type: "image", link: IMAGE.url } },
+      { type: "document", media: { type: "document", link: PDF.url, filename: "Report.pdf" } },
+    ]);
+  });
+
   it("a text too long for a caption goes first as its own message", async () => {
     const text = "Long summary. ".repeat(80).trim();
     expect(text.length).toBeGreaterThan(1024);

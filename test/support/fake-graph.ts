@@ -335,7 +335,11 @@ interface GraphError {
   isTransient?: boolean;
 }
 
-type InjectedFailure = { kind: "5xx" | "429" } | { kind: "code"; code: number; httpStatus: number };
+type InjectedFailure =
+  | { kind: "5xx" | "429" }
+  | { kind: "code"; code: number; httpStatus: number }
+  /** Lets one send through as usual: queued before a failure, it makes that failure hit a later send. */
+  | { kind: "pass" };
 
 type Json = Record<string, unknown>;
 
@@ -572,6 +576,11 @@ export class FakeGraph {
     for (let i = 0; i < n; i++) this.injected.push({ to, failure: { kind } });
   }
 
+  /** Let the next n sends to this recipient through untouched; failures queued after them hit the sends after. */
+  passNext(to: string, n: number): void {
+    for (let i = 0; i < n; i++) this.injected.push({ to, failure: { kind: "pass" } });
+  }
+
   /** Answer the next n sends to this recipient with the given Meta error code and HTTP status (400 by default). */
   errorNext(to: string, n: number, code: number, httpStatus = 400): void {
     for (let i = 0; i < n; i++) this.injected.push({ to, failure: { kind: "code", code, httpStatus } });
@@ -764,6 +773,7 @@ export class FakeGraph {
     if (index < 0) return;
     const [entry] = this.injected.splice(index, 1);
     const failure = entry!.failure;
+    if (failure.kind === "pass") return;
     if (failure.kind === "code") throw new SendRefused(failure.httpStatus, this.injectedError(channel, failure.code));
     if (failure.kind === "5xx") {
       throw new SendRefused(

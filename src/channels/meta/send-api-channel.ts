@@ -5,12 +5,14 @@
 import type { ChannelAdapter, SendConversation, SendMessage, SendOutcome } from "../../delivery/channel-port.js";
 import { attachmentsOf, buttonsOf } from "../../conversations/attachments.js";
 import { sendApiPlan } from "./send-api-payloads.js";
+import { sentParts } from "./sent-parts.js";
 import { SendDeferredError } from "./deferred.js";
 import type { GraphClient } from "./graph-client.js";
 import { classifyGraphError } from "./graph-error.js";
 import { accountFor, type AccountClients } from "./account-clients.js";
 
 export function sendApiChannel(accounts: AccountClients<{ client: GraphClient }>, maxText: number): ChannelAdapter {
+  const parts = sentParts();
   return {
     enabled: true,
     async send(conversation: SendConversation, message: SendMessage, options = {}): Promise<SendOutcome> {
@@ -22,8 +24,10 @@ export function sendApiChannel(accounts: AccountClients<{ client: GraphClient }>
         buttonsOf(message.buttons),
         maxText,
       );
-      let externalId = "";
-      for (const part of plan.messages) {
+      const resumed = parts.progress(message.id);
+      let externalId = resumed.externalId;
+      for (const [index, part] of plan.messages.entries()) {
+        if (index < resumed.done) continue;
         const answer = await account.client.post<{ message_id?: string }>(`${account.id}/messages`, {
           recipient: { id: conversation.contact },
           message: part,
@@ -32,8 +36,10 @@ export function sendApiChannel(accounts: AccountClients<{ client: GraphClient }>
             : { messaging_type: "RESPONSE" }),
         });
         if (!answer.ok) {
+          // A deferred send throws here and resumes at this part; anything else ends the message.
           const decided = classifyGraphError(answer.error);
           if (decided.action === "retry") throw new SendDeferredError(answer.error.code, answer.error.title);
+          parts.finished(message.id);
           if (decided.action === "window_closed") return { status: "window_closed" };
           return {
             status: "failed",
@@ -44,7 +50,9 @@ export function sendApiChannel(accounts: AccountClients<{ client: GraphClient }>
         }
         // Meta's receipts follow the last part: it is read once everything before it is.
         externalId = answer.data.message_id ?? externalId;
+        if (plan.messages.length > 1) parts.accepted(message.id, index + 1, externalId);
       }
+      parts.finished(message.id);
       return {
         status: "sent",
         decision: "sent",
