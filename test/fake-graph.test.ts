@@ -131,7 +131,7 @@ describe("fake Graph API: WhatsApp sends", () => {
       { messaging_product: "whatsapp", to: "15551234567", type: "text", text: { body: "" } },
       { messaging_product: "whatsapp", to: "15551234567", type: "text", text: { body: "x".repeat(4097) } },
       { messaging_product: "whatsapp", to: "15551234567", type: "text" },
-      { messaging_product: "whatsapp", to: "15551234567", type: "image", image: { id: "1" } },
+      { messaging_product: "whatsapp", to: "15551234567", type: "sticker", sticker: { id: "1" } },
       { messaging_product: "whatsapp", to: "15551234567", type: "template", template: { name: "results_ready" } },
     ];
     for (const body of cases) {
@@ -1102,5 +1102,153 @@ describe("fake Graph API: WhatsApp business-scoped user ids (BSUID)", () => {
     graph.setLastInbound("whatsapp", "15557770009", new Date());
     expect((await waTo({ recipient: "MX.777" })).status).toBe(200);
     expect(graph.sent.map((m) => m.to)).toEqual([BSUID, PHONE, `+${PHONE}`, PHONE, "MX.777"]);
+  });
+});
+
+describe("fake Graph API: media, interactive messages, quick replies and template headers", () => {
+  const TO = "15557770001";
+  const wa = (message: Record<string, unknown>) =>
+    call(waPath(), { messaging_product: "whatsapp", recipient_type: "individual", to: TO, ...message }, graph.waToken);
+  const replyButtons = (titles: string[]) => ({
+    type: "interactive",
+    interactive: {
+      type: "button",
+      body: { text: "Pick one" },
+      action: { buttons: titles.map((title, i) => ({ type: "reply", reply: { id: `b${i}`, title } })) },
+    },
+  });
+  const list = (rows: { id: string; title: string }[], button = "Choose") => ({
+    type: "interactive",
+    interactive: { type: "list", body: { text: "Pick one" }, action: { button, sections: [{ rows }] } },
+  });
+  const rows = (n: number, title = (i: number) => `Row ${i}`) =>
+    Array.from({ length: n }, (_, i) => ({ id: `r${i}`, title: title(i) }));
+  const detailsOf = (result: { body: Record<string, any> }) => result.body.error.error_data.details as string;
+
+  it("accepts media by link with a caption and a document's file name, and refuses media without a link or id, a caption over 1,024 and a caption on audio", async () => {
+    graph.setLastInbound("whatsapp", TO, new Date(Date.now() - HOUR));
+    const image = await wa({
+      type: "image",
+      image: { link: "https://files.example.com/a.png", caption: "é".repeat(1024) },
+    });
+    expect(image.status).toBe(200);
+    const pdf = await wa({
+      type: "document",
+      document: { link: "https://files.example.com/r.pdf", filename: "r.pdf" },
+    });
+    expect(pdf.status).toBe(200);
+    expect(graph.sent.map((m) => [m.type, m.media])).toEqual([
+      ["image", { type: "image", link: "https://files.example.com/a.png", caption: "é".repeat(1024) }],
+      ["document", { type: "document", link: "https://files.example.com/r.pdf", filename: "r.pdf" }],
+    ]);
+    const bare = await wa({ type: "video", video: {} });
+    expectMetaError(bare, 400, 131008);
+    expect(detailsOf(bare)).toContain("video['link'] or video['id']");
+    expectMetaError(await wa({ type: "image" }), 400, 131008);
+    const long = await wa({
+      type: "image",
+      image: { link: "https://files.example.com/a.png", caption: "x".repeat(1025) },
+    });
+    expectMetaError(long, 400, 131009);
+    expect(detailsOf(long)).toContain("Max length: 1024");
+    expectMetaError(
+      await wa({ type: "audio", audio: { link: "https://files.example.com/a.mp3", caption: "hi" } }),
+      400,
+      131009,
+    );
+    expectMetaError(await wa({ type: "image", image: { link: "javascript:alert(1)" } }), 400, 131009);
+    expect(graph.sent).toHaveLength(2);
+  });
+
+  it("takes 1–3 reply buttons with titles of at most 20 characters, and refuses a 4th button or a 21-character title", async () => {
+    graph.setLastInbound("whatsapp", TO, new Date(Date.now() - HOUR));
+    expect((await wa(replyButtons(["Yes", "No", "x".repeat(20)]))).status).toBe(200);
+    expect(graph.sent[0]?.interactive).toEqual({
+      type: "button",
+      body: "Pick one",
+      choices: [
+        { id: "b0", title: "Yes" },
+        { id: "b1", title: "No" },
+        { id: "b2", title: "x".repeat(20) },
+      ],
+    });
+    const four = await wa(replyButtons(["A", "B", "C", "D"]));
+    expectMetaError(four, 400, 131009);
+    expect(detailsOf(four)).toBe("Button count must be between 1 and 3.");
+    const long = await wa(replyButtons(["x".repeat(21)]));
+    expectMetaError(long, 400, 131009);
+    expect(detailsOf(long)).toContain("Button title length invalid");
+    expect(graph.sent).toHaveLength(1);
+  });
+
+  it("takes a list of at most 10 rows with titles of at most 24 characters, and refuses an 11th row or a 25-character title", async () => {
+    graph.setLastInbound("whatsapp", TO, new Date(Date.now() - HOUR));
+    expect((await wa(list(rows(10, (i) => `${i}`.padEnd(24, "y"))))).status).toBe(200);
+    const eleven = await wa(list(rows(11)));
+    expectMetaError(eleven, 400, 131009);
+    expect(detailsOf(eleven)).toContain("max allowed count: 10");
+    const long = await wa(list(rows(2, (i) => `${i}`.padEnd(25, "y"))));
+    expectMetaError(long, 400, 131009);
+    expect(detailsOf(long)).toContain("Row title length invalid");
+    expectMetaError(await wa(list(rows(2), "a list button over twenty")), 400, 131009);
+    expect(graph.sent).toHaveLength(1);
+  });
+
+  it("refuses an interactive message outside the window with 131047", async () => {
+    expectMetaError(await wa(replyButtons(["Yes"])), 400, 131047);
+    expect(graph.sent).toEqual([]);
+  });
+
+  it("checks a template's header parameter against its header format", async () => {
+    graph.templateHeaders.results_ready = "document";
+    const template = (components?: unknown[]) =>
+      wa({
+        type: "template",
+        template: { name: "results_ready", language: { code: "en" }, ...(components ? { components } : {}) },
+      });
+    const header = (parameter: unknown) => [{ type: "header", parameters: [parameter] }];
+    const document = { type: "document", document: { link: "https://files.example.com/r.pdf", filename: "r.pdf" } };
+    expect((await template(header(document))).status).toBe(200);
+    expectMetaError(await template(), 400, 132012);
+    expectMetaError(
+      await template(header({ type: "image", image: { link: "https://files.example.com/a.png" } })),
+      400,
+      132012,
+    );
+    expectMetaError(await template(header({ type: "document", document: {} })), 400, 131008);
+    graph.templateHeaders = {};
+    // A template without a media header takes no media parameter.
+    expectMetaError(await template(header(document)), 400, 132012);
+    expect(graph.sent.map((m) => m.template?.components)).toEqual([header(document)]);
+  });
+
+  it("takes Send API attachments by URL and up to 13 quick replies with titles of at most 20 characters", async () => {
+    await graph.instagramInbound("9000000000000009", "hello");
+    const send = (message: unknown) =>
+      call(igPath(), { recipient: { id: "9000000000000009" }, messaging_type: "RESPONSE", message }, graph.igToken);
+    const file = await send({ attachment: { type: "file", payload: { url: "https://files.example.com/r.pdf" } } });
+    expect(file.status).toBe(200);
+    const quick = (n: number, title = (i: number) => `Option ${i}`) =>
+      send({
+        text: "Pick one",
+        quick_replies: Array.from({ length: n }, (_, i) => ({
+          content_type: "text",
+          title: title(i),
+          payload: `p${i}`,
+        })),
+      });
+    expect((await quick(13)).status).toBe(200);
+    expectMetaError(await quick(14), 400, 100);
+    expectMetaError(await quick(1, () => "x".repeat(21)), 400, 100);
+    expectMetaError(await send({ attachment: { type: "image", payload: {} } }), 400, 100);
+    expectMetaError(
+      await send({ attachment: { type: "sticker", payload: { url: "https://files.example.com/a" } } }),
+      400,
+      100,
+    );
+    expect(graph.sent.map((m) => [m.type, m.media?.link ?? m.quickReplies?.length])).toEqual([
+      ["document", "https://files.example.com/r.pdf"],
+      ["text", 13],
+    ]);
   });
 });

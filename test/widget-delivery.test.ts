@@ -133,6 +133,7 @@ describe("delivering to the widget", () => {
         message: 'Looking for someone for "listed while running"; about two minutes.',
         progress: [],
         result: null,
+        attachments: [],
         error: null,
         timeoutAt: expect.any(String),
         attempt: 1,

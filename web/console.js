@@ -680,6 +680,51 @@
     return message.text || "";
   }
 
+  /** Only web links are opened: a `javascript:` or `data:` URL never becomes a link in the console. */
+  function webLink(url) {
+    try {
+      const parsed = new URL(String(url));
+      return parsed.protocol === "https:" || parsed.protocol === "http:" ? parsed.href : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  // The files an entry carries: each a link with its name and type, opened in a new tab.
+  function attachmentsElement(attachments) {
+    if (!Array.isArray(attachments) || attachments.length === 0) return null;
+    return el(
+      "ul",
+      { class: "entry-attachments" },
+      attachments.map((file) => {
+        const href = webLink(file.url);
+        const name = file.name || String(file.url).split("/").pop() || "file";
+        const label = `${name}${file.mimeType ? ` (${file.mimeType})` : ""}${file.caption ? ` — ${file.caption}` : ""}`;
+        return el("li", {}, [
+          href
+            ? el("a", { href, target: "_blank", rel: "noopener noreferrer", text: label })
+            : el("span", { text: label }),
+        ]);
+      }),
+    );
+  }
+
+  // The choices offered with an entry, as the person saw them (the payload the agent gets, when it differs).
+  function buttonsElement(buttons) {
+    if (!Array.isArray(buttons) || buttons.length === 0) return null;
+    return el(
+      "div",
+      { class: "entry-buttons" },
+      buttons.map((button) =>
+        el("span", {
+          class: "entry-button",
+          text: button.title,
+          title: button.payload && button.payload !== button.title ? `payload: ${button.payload}` : undefined,
+        }),
+      ),
+    );
+  }
+
   function entryElement(message, conversation) {
     const held = message.status === "held";
     const data = message.data && typeof message.data === "object" ? message.data : {};
@@ -711,13 +756,14 @@
           ...chips,
         ]),
         el("div", { class: "entry-text", text: entryText(message) }),
-        (message.attachments || []).length
+        message.role === "user" && (message.attachments || []).length
           ? el(
               "ul",
               { class: "entry-files", "aria-label": "Files the person sent" },
               message.attachments.map(fileElement),
             )
-          : null,
+          : attachmentsElement(message.attachments),
+        buttonsElement(message.buttons),
         held
           ? el("div", {
               class: "entry-note",

@@ -252,6 +252,63 @@
     ]);
   }
 
+  /** Only web links are opened or shown: a `javascript:` or `data:` URL never reaches the page. */
+  function safeUrl(url) {
+    try {
+      const parsed = new URL(String(url));
+      return parsed.protocol === "https:" || parsed.protocol === "http:" ? parsed.href : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  // Images inline; any other file as a card with its name and type that opens it in a new tab.
+  function attachmentElement(attachment) {
+    const href = safeUrl(attachment.url);
+    if (!href) return undefined;
+    const name = String(attachment.name || "file");
+    const type = String(attachment.mimeType || "");
+    const link = { href, target: "_blank", rel: "noopener noreferrer" };
+    if (attachment.kind === "image") {
+      return el("a", { ...link, class: "cdh-attachment cdh-image", "data-kind": "image" }, [
+        el("img", { src: href, alt: attachment.caption || name, loading: "lazy" }),
+      ]);
+    }
+    return el("a", { ...link, class: "cdh-attachment cdh-file", "data-kind": attachment.kind || "file" }, [
+      el("span", { class: "cdh-file-name", text: name }),
+      el("span", { class: "cdh-file-type", text: type }),
+    ]);
+  }
+
+  // A choice answers with its title as the person's words and its payload for the agent; once, by one tap.
+  function buttonsElement(buttons) {
+    const row = el("div", { class: "cdh-buttons" });
+    for (const button of buttons) {
+      const label = String(button.title || "");
+      if (!label) continue;
+      const node = el("button", { type: "button", class: "cdh-choice", text: label });
+      node.addEventListener("click", () => {
+        for (const other of row.querySelectorAll("button")) other.disabled = true;
+        node.classList.add("cdh-chosen");
+        send(label, { payload: button.payload || label }).catch(() => {
+          for (const other of row.querySelectorAll("button")) other.disabled = false;
+        });
+      });
+      row.appendChild(node);
+    }
+    return row;
+  }
+
+  function addExtras(node, message) {
+    const files = (Array.isArray(message.attachments) ? message.attachments : [])
+      .map(attachmentElement)
+      .filter(Boolean);
+    if (files.length) node.insertBefore(el("div", { class: "cdh-attachments" }, files), node.lastChild);
+    if (Array.isArray(message.buttons) && message.buttons.length && message.role !== "user") {
+      node.insertBefore(buttonsElement(message.buttons), node.lastChild);
+    }
+  }
+
   function nearEnd() {
     const list = ui.messages;
     return list.scrollHeight - list.scrollTop - list.clientHeight < 80;
@@ -274,6 +331,7 @@
       dequeue(message.clientId);
     } else {
       node = messageElement(message.role, message.text, message.createdAt, message.senderName, message.kind);
+      addExtras(node, message);
       ui.messages.appendChild(node);
     }
     node.setAttribute("data-id", message.id);
@@ -634,6 +692,7 @@
     const payload = { text: entry.text, clientId: entry.clientId };
     if (entry.files && entry.files.length)
       payload.attachments = entry.files.map((file) => ({ uploadId: file.uploadId }));
+    if (entry.payload) payload.payload = entry.payload;
     socket.timeout(SEND_ACK_TIMEOUT_MS).emit("send", payload, (err, answer) => {
       inFlight.delete(entry.clientId);
       if (!err && answer && answer.id) {
@@ -745,12 +804,17 @@
 
   // ---------------------------------------------------------------- public API
 
-  /** Sends the person's message; resolves with its id once the hub has stored it. */
-  function send(text, files) {
+  /**
+   * Sends the person's message; resolves with its id once the hub has stored it. `extra.files`: uploads sent
+   * with it; `extra.payload`: the choice a tapped button stands for, given to the agent with the message.
+   */
+  function send(text, extra = {}) {
+    const { files, payload } = extra;
     const trimmed = String(text == null ? "" : text).trim();
     if (!trimmed && !(files && files.length)) return Promise.reject(new Error("empty message"));
     const entry = { clientId: uuid(), text: trimmed, createdAt: new Date().toISOString() };
     if (files && files.length) entry.files = files;
+    if (payload) entry.payload = String(payload);
     enqueue(entry);
     showPending(entry);
     const answer = new Promise((resolve, reject) => waiters.set(entry.clientId, { resolve, reject }));
@@ -797,7 +861,9 @@
     if (node) node.remove();
     pending.delete(shownEntry.clientId);
     const upload = answer.upload;
-    return send(shownEntry.text, [{ uploadId: upload.id, name: upload.name || name, mimeType: upload.mimeType }]);
+    return send(shownEntry.text, {
+      files: [{ uploadId: upload.id, name: upload.name || name, mimeType: upload.mimeType }],
+    });
   }
 
   function open(options) {

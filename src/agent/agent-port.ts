@@ -1,5 +1,8 @@
 // The agent-turn port (docs/agent-runtime.md, Agent turns): what the hub sends the agent runtime, and what it answers.
 import { z } from "zod";
+import { attachmentsSchema, buttonsSchema, type Attachment, type Button } from "../conversations/attachments.js";
+
+const attachmentList = attachmentsSchema(false);
 
 const jobRef = {
   job: z.uuid().describe("the job's id"),
@@ -35,12 +38,22 @@ export const turnInputSchema = z.discriminatedUnion("type", [
       )
       .optional()
       .describe("the files the person sent (image, video, audio, document, sticker), present when there are any"),
+    payload: z
+      .string()
+      .optional()
+      .describe("the person tapped a button the hub offered: its `payload` (else its title)"),
   }),
   z.object({
     type: z.literal("tool_result"),
     ...jobRef,
     ...rerunRef,
     result: z.unknown().describe("the result mapped by the tool file's `respond`: usually {message, data}"),
+    attachments: attachmentList
+      .optional()
+      .describe("files the result carries (links the hub does not fetch): attach them to the reply that gives it"),
+    givenWithTemplate: attachmentList
+      .optional()
+      .describe("WhatsApp: a file the person already got in the header of the template that brought them back"),
   }),
   z.object({
     type: z.literal("tool_failed"),
@@ -113,7 +126,15 @@ export type TurnRequest = Omit<z.output<typeof turnRequestSchema>, "requestId" |
 /** The agent runtime's answer: `messages: []` (or none) says nothing and counts the inputs as answered. */
 export const turnReplySchema = z.object({
   messages: z
-    .array(z.object({ text: z.string().min(1) }))
+    .array(
+      z.object({
+        text: z.string().min(1),
+        attachments: attachmentList.optional().describe("files sent with the message (links the channel fetches)"),
+        buttons: buttonsSchema
+          .optional()
+          .describe("choices offered with it; a tap comes back as the person's `user_message` with its `payload`"),
+      }),
+    )
     .default([])
     .describe("said to the person in order; a long text is split at the channel's limit"),
 });
@@ -122,7 +143,7 @@ export interface TurnReply {
    * Said to the person in order. `data`, from the hub's own agents only, is what the timeline records about a
    * message (what the LLM agent's safeguard removed, and why).
    */
-  messages: { text: string; data?: Record<string, unknown> }[];
+  messages: { text: string; data?: Record<string, unknown>; attachments?: Attachment[]; buttons?: Button[] }[];
   /** The hub's LLM agent handed the conversation to the team: done once this reply has gone out. */
   handoff?: { reason: string };
 }

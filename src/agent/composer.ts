@@ -2,6 +2,7 @@
 // One reply per turn, so a result that arrives while the person's message waits is in that same reply.
 import type { AgentPort, TurnInput, TurnReply, TurnRequest } from "./agent-port.js";
 import { renderData } from "./render-data.js";
+import { MAX_ATTACHMENTS } from "../conversations/attachments.js";
 
 export interface ComposerOptions {
   /** Starts the demo tool for this conversation and returns what to tell the person; absent without the demo. */
@@ -36,6 +37,10 @@ export function builtInComposer(options: ComposerOptions = {}): AgentPort {
     remote: false,
     async runTurn(request: TurnRequest): Promise<TurnReply> {
       const parts: string[] = [];
+      // The files of the results this reply gives go with it (as many as a message carries).
+      const attachments = request.inputs
+        .flatMap((input) => (input.type === "tool_result" ? (input.attachments ?? []) : []))
+        .slice(0, MAX_ATTACHMENTS);
       for (const input of request.inputs) {
         if (input.type === "user_message") {
           parts.push(await answerUser(request, input.text, options));
@@ -46,7 +51,8 @@ export function builtInComposer(options: ComposerOptions = {}): AgentPort {
           if (sentence) parts.push(sentence);
         }
       }
-      return { messages: parts.length ? [{ text: parts.join("\n\n") }] : [] };
+      if (parts.length === 0) return { messages: [] };
+      return { messages: [{ text: parts.join("\n\n"), ...(attachments.length ? { attachments } : {}) }] };
     },
   };
 }

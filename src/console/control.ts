@@ -1,6 +1,6 @@
 // Who speaks for the hub in a conversation: the agent, or a human who took over. While a human has it,
 // automated output is held; handing back runs one turn with a `handback` input and every held item.
-import { postDirectMessage, type DirectMessageDeps } from "../conversations/direct-messages.js";
+import { postDirectMessage, type DirectMessageDeps, type MessageExtras } from "../conversations/direct-messages.js";
 import { isUuid } from "../conversations/conversations.js";
 import { routeConversation, type RouteDeps } from "../delivery/deliver.js";
 import type { DeliveryState } from "../delivery/delivery-state.js";
@@ -52,6 +52,7 @@ export async function postHumanMessage(
   conversationId: string,
   text: string,
   agent?: HumanAgent,
+  extras: MessageExtras = {},
 ): Promise<MessageRow> {
   const conversation = await conversationOf(ctx, conversationId);
   // The channel's rules for a person's reply, checked before anything is recorded.
@@ -71,5 +72,6 @@ export async function postHumanMessage(
     "human",
     text,
     agent ? { agent: { id: agent.id, name: agent.name } } : undefined,
+    extras,
   );
 }

@@ -3,6 +3,7 @@
 // sent): the hub's own `/media/<token>` URL, because the channel's URLs need the account's token.
 import path from "node:path";
 import { z } from "zod";
+import { HubError } from "../errors.js";
 
 export const MAX_ATTACHMENTS = 10;
 export const MAX_BUTTONS = 10;
@@ -133,4 +134,56 @@ export function attachmentKind(attachment: Attachment): AttachmentKind {
 /** The readable line an attachment stands for where only text goes (a fallback, a transcript). */
 export function attachmentLine(attachment: Attachment): string {
   return `${attachmentName(attachment)}: ${attachment.url}`;
+}
+
+/** What a tapped button answers with: its payload, else its title. */
+export const buttonAnswer = (button: Button): string => button.payload ?? button.title;
+
+/** The choices as numbered lines, where a channel cannot show them as buttons. */
+export function numberedChoices(buttons: readonly Button[]): string {
+  return buttons.map((button, i) => `${i + 1}. ${button.title}`).join("\n");
+}
+
+/** The files of a stored row (JSONB): only well-formed entries, never undefined. */
+export function attachmentsOf(value: unknown): Attachment[] {
+  if (!Array.isArray(value)) return [];
+  return value.filter(
+    (entry): entry is Attachment =>
+      entry !== null && typeof entry === "object" && typeof (entry as { url?: unknown }).url === "string",
+  );
+}
+
+/** The choices of a stored row (JSONB). */
+export function buttonsOf(value: unknown): Button[] {
+  if (!Array.isArray(value)) return [];
+  return value.filter(
+    (entry): entry is Button =>
+      entry !== null && typeof entry === "object" && typeof (entry as { title?: unknown }).title === "string",
+  );
+}
+
+/** A row's JSONB value for a list: null when empty, so a plain text message stays as it was. */
+export const jsonList = (list: readonly unknown[] | undefined | null): string | null =>
+  list && list.length > 0 ? JSON.stringify(list) : null;
+
+/**
+ * The production rule, checked after a schema built without it (the API's documented schemas serve both
+ * modes): in production every link must be `https`, else a 400 naming each field.
+ */
+export function requireHttpsInProduction(
+  production: boolean,
+  attachments: readonly Attachment[] | undefined,
+  field: string,
+): void {
+  if (!production) return;
+  const bad = (attachments ?? []).flatMap((attachment, i) =>
+    attachmentUrl(true).safeParse(attachment.url).success ? [] : [`${field}.${i}.url`],
+  );
+  if (bad.length === 0) return;
+  throw new HubError(
+    400,
+    "invalid_request",
+    `invalid ${bad.join(", ")}`,
+    bad.map((name) => ({ field: name, message: "expected an https URL" })),
+  );
 }

@@ -8,9 +8,16 @@ import type { MessageRow } from "../delivery/rows.js";
 import { splitForChannel } from "../delivery/text-limits.js";
 import type { Channel } from "../delivery/channel.js";
 import { afterCommit, type EffectsContext } from "../delivery/effects.js";
+import { jsonList, type Attachment, type Button } from "./attachments.js";
 
 /** What writing a message for the person needs. */
 export type DirectMessageDeps = EffectsContext & { sql: Sql; now: () => Date };
+
+/** What a message may carry besides its text. */
+export interface MessageExtras {
+  attachments?: Attachment[] | undefined;
+  buttons?: Button[] | undefined;
+}
 
 export async function postDirectMessage(
   ctx: DirectMessageDeps,
@@ -18,11 +25,15 @@ export async function postDirectMessage(
   role: "agent" | "human",
   text: string,
   data?: unknown,
+  extras: MessageExtras = {},
 ): Promise<MessageRow> {
   const texts = splitForChannel(conversation.channel, text);
+  // Files and choices go with the last part, after the text they follow.
   const parts = await ctx.sql.query<MessageRow>(
-    `INSERT INTO "Message" (id, "conversationId", role, text, data, status, "createdAt", "updatedAt")
-     SELECT p.id, $1::uuid, $2, p.text, $3::jsonb, 'pending', $4, $4
+    `INSERT INTO "Message" (id, "conversationId", role, text, data, attachments, buttons, status, "createdAt",
+       "updatedAt")
+     SELECT p.id, $1::uuid, $2, p.text, $3::jsonb, CASE WHEN p.n = $9 THEN $7::jsonb END,
+       CASE WHEN p.n = $9 THEN $8::jsonb END, 'pending', $4, $4
      FROM unnest($5::uuid[], $6::text[]) WITH ORDINALITY AS p(id, text, n) ORDER BY p.n RETURNING *`,
     [
       conversation.id,
@@ -31,6 +42,9 @@ export async function postDirectMessage(
       ctx.now(),
       texts.map(() => randomUUID()),
       texts,
+      jsonList(extras.attachments),
+      jsonList(extras.buttons),
+      texts.length,
     ],
   );
   parts.sort((a, b) => Number(a.seq) - Number(b.seq));

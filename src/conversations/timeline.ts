@@ -1,7 +1,7 @@
 // The conversation's timeline: every entry (user, agent, human, tool-call, tool-result, template, progress).
 import type { SqlQuery } from "../db/sql.js";
 import type { MessageRow } from "../delivery/rows.js";
-import type { InboundAttachment } from "./attachments.js";
+import { attachmentsOf, buttonsOf, type Attachment, type Button, type InboundAttachment } from "./attachments.js";
 
 export interface MessageView {
   id: string;
@@ -14,13 +14,17 @@ export interface MessageView {
   status: string | null;
   decision: string | null;
   statusReason: string | null;
+  /**
+   * Files the message carries, when it has any: an outgoing message's links, or the files the person sent,
+   * as the hub's `/media/<token>` URLs (minted by the caller: media-links.ts). Choices offered with it.
+   */
+  attachments?: (Attachment | InboundAttachment)[];
+  buttons?: Button[];
   /** Meta channels: the person's edit (earlier texts in `edits`), deletion and reaction, when there is one. */
   editedAt?: string;
   edits?: unknown;
   deletedAt?: string;
   reaction?: string;
-  /** The person's files, as the hub's `/media/<token>` URLs (minted by the caller: media-links.ts). */
-  attachments?: InboundAttachment[];
   createdAt: string;
 }
 
@@ -44,7 +48,7 @@ type AnyMessage = Pick<
   | "decision"
   | "statusReason"
   | "createdAt"
-> & { data: unknown; attachments?: unknown } & Partial<
+> & { data: unknown; attachments?: unknown; buttons?: unknown } & Partial<
     Pick<MessageRow, "editedAt" | "edits" | "deletedAt" | "reaction">
   >;
 
@@ -65,13 +69,20 @@ export function messageView(
     status: message.status,
     decision: message.decision,
     statusReason: message.statusReason,
+    ...listed<"attachments", Attachment | InboundAttachment>(
+      "attachments",
+      message.role === "user" ? files : attachmentsOf(message.attachments),
+    ),
+    ...listed("buttons", buttonsOf(message.buttons)),
     ...(message.editedAt ? { editedAt: message.editedAt.toISOString(), edits: message.edits } : {}),
     ...(message.deletedAt ? { deletedAt: message.deletedAt.toISOString() } : {}),
     ...(message.reaction ? { reaction: message.reaction } : {}),
-    ...(files.length > 0 ? { attachments: files } : {}),
     createdAt: message.createdAt.toISOString(),
   };
 }
+
+const listed = <K extends string, T>(key: K, list: T[]) =>
+  (list.length > 0 ? { [key]: list } : {}) as Partial<Record<K, T[]>>;
 
 /** Messages after `afterId` (exclusive) in timeline order; none after an id the conversation does not have. */
 export async function listMessages(

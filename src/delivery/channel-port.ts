@@ -7,13 +7,16 @@ import type { DecisionOf } from "./statuses.js";
 /** What a channel needs of a conversation and a message to send it. */
 export type SendConversation = Pick<ConversationRow, "id" | "channel" | "account" | "contact" | "name">;
 export type SendMessage = Pick<MessageRow, "id" | "role" | "text" | "createdAt" | "clientId" | "jobId"> &
-  Partial<Pick<MessageRow, "data">>;
+  Partial<Pick<MessageRow, "data" | "attachments" | "buttons">>;
 
 export type SendOutcome =
   /** Widget: pushed to a connected socket (acked → delivered; no ack → stored) or kept for the history. */
   | { status: "delivered" | "live" | "stored"; decision: DecisionOf<"live" | "stored"> }
-  /** Meta: accepted by the Graph API. */
-  | { status: "sent"; decision: DecisionOf<"sent">; externalId: string }
+  /**
+   * Meta: accepted by the Graph API. `fallback`: what the channel could not show as given and how it said it
+   * instead (choices as numbered lines, files as links), kept with the decision's reason.
+   */
+  | { status: "sent"; decision: DecisionOf<"sent">; externalId: string; fallback?: string }
   /** The channel refused for good; the code is kept on the message. */
   | { status: "failed"; decision: DecisionOf<"failed">; code: string; title?: string }
   /** Outside the messaging window after all (WhatsApp 131047, Instagram's window error). */

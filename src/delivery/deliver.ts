@@ -2,6 +2,7 @@
 // stands, the channel adapter speaks the channel, and the outcome is recorded through delivery-state (on
 // the message and on the inputs it answers). A decision that depends on the conversation (hold, wait for
 // the person) is recorded only if the conversation has not changed meanwhile; otherwise it is routed again.
+import type { Sql } from "../db/sql.js";
 import type { Config } from "../config.js";
 import type { Logger } from "../logger.js";
 import type { ThrottledLog } from "../log-throttle.js";
@@ -12,6 +13,8 @@ import { errorKey } from "../log-throttle.js";
 import type { ChannelAdapter, SendOutcome, TemplateMessage, TemplateOutcome } from "./channel-port.js";
 import type { DeliveryState, Recorded } from "./delivery-state.js";
 import { renderTemplate } from "./template.js";
+import { headerComponent, headerFile, markHeaderGiven } from "./template-header.js";
+import { attachmentsOf, type Attachment } from "../conversations/attachments.js";
 import type { ConversationRow, MessageRow } from "./rows.js";
 import { route, type RouteConversation } from "./route.js";
 
@@ -28,6 +31,8 @@ export interface DeliverDeps {
   config: { meta: Pick<Config["meta"], "defaultTemplate"> };
   channels: Record<Channel, ChannelAdapter>;
   delivery: DeliveryState;
+  /** The store, for recording which file a template's header carried (template-header.ts). */
+  sql: Sql;
   push: { request(messageId: string, delayMs?: number): Promise<void> };
   tools: ToolRegistry;
   metrics: Pick<Metrics, "deliveries" | "sendFailures">;
@@ -83,15 +88,19 @@ export async function deliver(ctx: DeliverDeps, start: ConversationRow, message:
           : {
               status: outcome.status,
               decision: outcome.decision,
-              reason: decided.reason,
+              reason:
+                "fallback" in outcome && outcome.fallback ? `${decided.reason}; ${outcome.fallback}` : decided.reason,
               ...("externalId" in outcome && outcome.externalId ? { externalId: outcome.externalId } : {}),
             };
     } else if (decided.action === "template") {
-      const template = await templateFor(ctx, conversation, message);
+      const chosen = await templateFor(ctx, conversation, message);
+      const template = chosen?.template;
       if (template) {
         const sent: TemplateOutcome = await channel!.sendTemplate!(conversation, template);
         if (sent.status === "failed") recorded = failed(sent);
         else {
+          // The file went with the template: the rest follows the person's answer, that one not again.
+          if (chosen.header) await markHeaderGiven(ctx.sql, message, chosen.header);
           await ctx.delivery.recordTemplate(conversation.id, {
             name: template.name,
             data: { template, for: message.id },
@@ -152,19 +161,30 @@ export async function deliver(ctx: DeliverDeps, start: ConversationRow, message:
   }
 }
 
-/** The template for this message: its tool's `whatsapp_template`, else the hub-wide default. */
+/**
+ * The template for this message: its tool's `whatsapp_template`, else the hub-wide default. A tool template
+ * with a file header carries the result's first file of its kind (the message's own, for a direct message);
+ * with no such file it cannot be sent, and the default is used instead.
+ */
 async function templateFor(
   ctx: DeliverDeps,
   conversation: ConversationRow,
   message: MessageRow,
-): Promise<TemplateMessage | undefined> {
+): Promise<{ template: TemplateMessage; header?: Attachment } | undefined> {
   const job = await ctx.delivery.jobOf(message);
-  const declared = (job && ctx.tools.get(job.tool)?.async?.template) ?? ctx.config.meta.defaultTemplate;
+  const own = job ? ctx.tools.get(job.tool)?.async?.template : undefined;
+  const files = attachmentsOf(job?.attachments).length
+    ? attachmentsOf(job?.attachments)
+    : attachmentsOf(message.attachments);
+  const header = own?.header ? headerFile(own.header, files) : undefined;
+  const declared = own && (!own.header || header) ? own : ctx.config.meta.defaultTemplate;
   if (!declared) return undefined;
   const result = job?.result as { message?: string } | null | undefined;
-  return renderTemplate(declared, {
+  const vars = {
     "result.message": result?.message ?? job?.error ?? message.text ?? "",
     "tool.name": job?.tool ?? "",
     "contact.name": conversation.name ?? "",
-  });
+  };
+  if (declared !== own || !own.header || !header) return { template: renderTemplate(declared, vars) };
+  return { template: renderTemplate(declared, vars, headerComponent(own.header, header)), header };
 }

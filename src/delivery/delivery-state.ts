@@ -38,6 +38,8 @@ export interface InboundMessage {
   data?: unknown;
   /** The files the person sent (inbound-attachments.ts): on the message row and in its turn input. */
   attachments?: StoredAttachment[] | undefined;
+  /** The person tapped a button the hub offered: its payload, given to the agent with the message. */
+  payload?: string | undefined;
 }
 
 /** Who takes a conversation over from the agent. */
@@ -115,6 +117,9 @@ export interface DeliveryState {
     texts: string[];
     /** Per text, what the timeline records about it (the hub's own agents), or null. */
     data?: (Record<string, unknown> | null)[];
+    /** Per text, the files and the choices it carries, or null. */
+    attachments?: (readonly unknown[] | null)[];
+    buttons?: (readonly unknown[] | null)[];
     jobId: string | null;
   }): Promise<{ conversation: ConversationRow; replies: MessageRow[] } | "superseded">;
   /** Conversations whose inputs or outgoing messages have waited this long (the sweep): their turn was lost. */
@@ -125,7 +130,7 @@ export interface DeliveryState {
   /** The job a message speaks for: its own, or that of the first input its turn answered. */
   jobOf(
     message: Pick<MessageRow, "id" | "jobId">,
-  ): Promise<{ tool: string; result: unknown; error: string | null } | undefined>;
+  ): Promise<{ tool: string; result: unknown; error: string | null; attachments?: unknown } | undefined>;
   /**
    * Records what routing a message came to, and on the inputs it answers (their decision, and their
    * timeline entries' status); a result left stored is owed its pushes in the same statement. With a guard,

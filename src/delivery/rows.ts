@@ -1,5 +1,6 @@
 // The rows the delivery core reads and writes, as its SQL returns them (src/db/sql.ts): plain objects,
 // timestamps as Dates, seq as a string.
+import type { Attachment, Button } from "../conversations/attachments.js";
 import type { Channel } from "./channel.js";
 import type {
   Decision,
@@ -40,6 +41,9 @@ export interface MessageRow {
   role: MessageRole;
   text: string | null;
   data: unknown;
+  /** Files the message carries, and the choices offered with it (null or absent: none). */
+  attachments?: Attachment[] | null;
+  buttons?: Button[] | null;
   jobId: string | null;
   toolCallId: string | null;
   clientId: string | null;

@@ -17,7 +17,18 @@ function fill(text: string, vars: TemplateVariables): string {
   );
 }
 
-export function renderTemplate(template: WhatsappTemplate, vars: TemplateVariables): TemplateMessage {
+/** `header`: the file header of a template that has one (template-header.ts), first among the components. */
+export function renderTemplate(
+  template: WhatsappTemplate,
+  vars: TemplateVariables,
+  header?: Record<string, unknown>,
+): TemplateMessage {
+  const rendered = renderComponents(template, vars);
+  if (!header) return rendered;
+  return { ...rendered, components: [header, ...(rendered.components ?? [])] };
+}
+
+function renderComponents(template: WhatsappTemplate, vars: TemplateVariables): TemplateMessage {
   return {
     name: template.name,
     language: template.language,

@@ -20,6 +20,7 @@ import { deliver } from "./deliver.js";
 import { publish } from "./effects.js";
 import { setAsideStale, type StaleResultsDeps } from "./stale-results.js";
 import { splitForChannel } from "./text-limits.js";
+import { attachmentsOf } from "../conversations/attachments.js";
 import type { ConversationRow, TurnInputRow } from "./rows.js";
 import { readTurnSnapshot, type TurnSnapshot } from "./turn-snapshot.js";
 
@@ -78,9 +79,16 @@ export async function runTurn(ctx: TurnDeps, conversationId: string): Promise<vo
       throw error;
     }
 
-    const parts = reply.messages.flatMap((message) =>
-      splitForChannel(conversation.channel, message.text).map((text) => ({ text, data: message.data ?? null })),
-    );
+    // A long text is split; its files and choices go with the last part, after everything they follow.
+    const parts = reply.messages.flatMap((message) => {
+      const texts = splitForChannel(conversation.channel, message.text);
+      return texts.map((text, i) => ({
+        text,
+        data: message.data ?? null,
+        attachments: i === texts.length - 1 ? (message.attachments ?? null) : null,
+        buttons: i === texts.length - 1 ? (message.buttons ?? null) : null,
+      }));
+    });
     const committed = await ctx.delivery.commitReply({
       conversationId,
       turnId: randomUUID(),
@@ -88,6 +96,8 @@ export async function runTurn(ctx: TurnDeps, conversationId: string): Promise<vo
       // Longer than the channel takes: several messages, in order (split where a reader would pause).
       texts: parts.map((part) => part.text),
       data: parts.map((part) => part.data),
+      attachments: parts.map((part) => part.attachments),
+      buttons: parts.map((part) => part.buttons),
       jobId: singleJob(inputs),
     });
     if (committed === "superseded") {
@@ -149,10 +159,20 @@ function toInput(input: TurnInputRow, links: MediaLinks): TurnInput {
         messageId,
         text: String(payload.text ?? ""),
         ...(attachments.length > 0 ? { attachments } : {}),
+        ...(typeof payload.payload === "string" ? { payload: payload.payload } : {}),
       };
     }
-    case "tool_result":
-      return { type: "tool_result", ...job, result: payload.result };
+    case "tool_result": {
+      const attachments = attachmentsOf(payload.attachments);
+      const given = attachmentsOf(payload.givenWithTemplate);
+      return {
+        type: "tool_result",
+        ...job,
+        result: payload.result,
+        ...(attachments.length ? { attachments } : {}),
+        ...(given.length ? { givenWithTemplate: given } : {}),
+      };
+    }
     case "tool_failed":
       return {
         type: "tool_failed",

@@ -8,6 +8,7 @@ import type { CallbackDeps } from "./job-deps.js";
 import { expiresAtFor } from "../tools/result-expiry.js";
 import { HubError, UnavailableError } from "../errors.js";
 import { mapResponse } from "../tools/map-response.js";
+import { attachmentsSchema, requireHttpsInProduction } from "../conversations/attachments.js";
 import { verifyCallbackToken } from "./callback-token.js";
 import { commitProgress, commitResult, readJob, readJobWithControl } from "./job-store.js";
 
@@ -18,6 +19,8 @@ const resultBody = z.object({
   result: z.enum(["ok", "error"]),
   message: z.string().max(10_000).optional(),
   data: z.unknown().optional(),
+  // Links the person's channel fetches (the hub never does); `https` only is checked in production.
+  attachments: attachmentsSchema(false).optional(),
 });
 const progressBody = z.object({
   progress: z.string().trim().min(1).max(2000),
@@ -66,6 +69,7 @@ export async function handleCallback(ctx: CallbackDeps, token: string, rawBody: 
   if (!claim) throw unknownJob();
   const { jobId } = claim;
   const body = parseCallbackBody(rawBody);
+  if ("result" in body) requireHttpsInProduction(ctx.config.production, body.attachments, "attachments");
   // What a commit owes is asked for right after it; refuse now rather than accept what cannot be queued soon.
   if (!ctx.queues.isReady()) throw new UnavailableError("queue");
   if (ctx.backlog.size() > ctx.config.callbackBacklogLimit) {
@@ -130,6 +134,8 @@ async function handleResult(
   const at = ctx.now();
   const mapped = ok ? mapResponse(ctx.tools.get(tool)?.respond ?? {}, body) : null;
   const errorText = ok ? null : (body.message ?? "The job failed.");
+  // A failure's files are not the person's: only a result carries them on.
+  const attachments = ok && body.attachments?.length ? body.attachments : null;
   const entry = await committed(
     commitResult(sql, {
       jobId,
@@ -137,7 +143,10 @@ async function handleResult(
       mapped,
       error: errorText,
       text: ok ? (mapped?.message ?? null) : errorText,
-      payload: ok ? { result: mapped } : { reason: "error", message: errorText },
+      attachments,
+      payload: ok
+        ? { result: mapped, ...(attachments ? { attachments } : {}) }
+        : { reason: "error", message: errorText },
       at,
       expiresAt: expiresAtFor(ctx.tools.get(tool), at),
     }),

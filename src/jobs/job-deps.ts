@@ -34,7 +34,7 @@ export interface JobDeps {
  * wait for a turn (`backlog`).
  */
 export type CallbackDeps = JobDeps & {
-  config: Pick<Config, "callbackBacklogLimit">;
+  config: Pick<Config, "callbackBacklogLimit" | "production">;
   ingestSql: Sql;
   backlog: Pick<Backlog, "size">;
 };

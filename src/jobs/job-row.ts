@@ -12,6 +12,8 @@ export interface JobRow {
   status: JobStatus;
   acceptMessage: string | null;
   result: unknown;
+  /** Files the result carried (the callback's `attachments`), null for none. */
+  attachments: unknown;
   error: string | null;
   notifyCount: number;
   timeoutAt: Date;

@@ -37,6 +37,8 @@ export async function commitResult(
     jobId: string;
     status: "succeeded" | "failed";
     mapped: unknown;
+    /** The result's files: on the job and on its `tool_result` entry (the input's payload carries them too). */
+    attachments?: unknown[] | null;
     error: string | null;
     text: string | null;
     payload: Json;
@@ -47,13 +49,16 @@ export async function commitResult(
 ): Promise<MessageRow | undefined> {
   const [row] = await sql.query<{ entry: Json | null }>(
     `WITH job AS (
-       UPDATE "Job" SET status = $2, result = $3::jsonb, error = $4, "runningKey" = NULL, "endedAt" = $5, "updatedAt" = $5
+       UPDATE "Job" SET status = $2, result = $3::jsonb, attachments = $13::jsonb, error = $4, "runningKey" = NULL,
+         "endedAt" = $5, "updatedAt" = $5
        WHERE id = $1::uuid AND status = 'running'
        RETURNING id, "conversationId", tool, "toolCallId",
          CASE WHEN attempt > 1 THEN jsonb_build_object('attempt', attempt, 'rerunOf', "rerunOf") ELSE '{}' END AS rerun),
      entry AS (
-       INSERT INTO "Message" (id, "conversationId", role, text, data, "jobId", "toolCallId", status, "createdAt", "updatedAt")
-       SELECT $6::uuid, "conversationId", 'tool_result', $7, $8::jsonb || rerun, id, "toolCallId", 'pending', $5, $5
+       INSERT INTO "Message" (id, "conversationId", role, text, data, attachments, "jobId", "toolCallId", status,
+         "createdAt", "updatedAt")
+       SELECT $6::uuid, "conversationId", 'tool_result', $7, $8::jsonb || rerun, $13::jsonb, id, "toolCallId", 'pending',
+         $5, $5
        FROM job RETURNING *),
      input AS (
        INSERT INTO "TurnInput" (id, "conversationId", key, kind, "jobId", "messageId", payload, state, "expiresAt",
@@ -80,6 +85,7 @@ export async function commitResult(
       result.status === "succeeded" ? "tool_result" : "tool_failed",
       json(result.payload),
       result.expiresAt,
+      result.attachments?.length ? JSON.stringify(result.attachments) : null,
     ],
   );
   return row?.entry ? messageFromJson(row.entry) : undefined;

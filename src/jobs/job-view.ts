@@ -1,12 +1,14 @@
 // The JSON shape of a job in API answers.
 import type { JobProgress } from "../generated/prisma/client.js";
+import { attachmentsOf, type Attachment } from "../conversations/attachments.js";
 import type { JobRow } from "./job-row.js";
 
 /** A job as Prisma or the job store reads it. */
-type AnyJob = Omit<JobRow, "status" | "arguments" | "result" | "startRequest"> & {
+type AnyJob = Omit<JobRow, "status" | "arguments" | "result" | "startRequest" | "attachments"> & {
   status: string;
   arguments: unknown;
   result: unknown;
+  attachments?: unknown;
 };
 
 export interface JobView {
@@ -19,6 +21,8 @@ export interface JobView {
   message: string | null;
   progress: { text: string; notify: boolean; at: string }[];
   result: unknown;
+  /** Files the result carries (the callback's `attachments`); empty for none. */
+  attachments: Attachment[];
   error: string | null;
   timeoutAt: string;
   /** 1, or 2, 3 … for a re-run of a lost job; `rerunOf` is the first job, `rerunAs` the job that replaced this one. */
@@ -40,6 +44,7 @@ export function jobView(job: AnyJob, progress: Pick<JobProgress, "text" | "notif
     message: job.acceptMessage,
     progress: progress.map((entry) => ({ text: entry.text, notify: entry.notify, at: entry.createdAt.toISOString() })),
     result: job.result,
+    attachments: attachmentsOf(job.attachments),
     error: job.error,
     timeoutAt: job.timeoutAt.toISOString(),
     attempt: job.attempt,

@@ -5,6 +5,15 @@ import { CHANNELS } from "../delivery/channel.js";
 
 const isoTime = z.iso.datetime({ offset: true });
 
+const attachmentView = z.object({
+  url: z.string(),
+  name: z.string().optional(),
+  mimeType: z.string().optional(),
+  caption: z.string().optional(),
+  size: z.number().int().optional().describe("a file the person sent: bytes, when known"),
+});
+const buttonView = z.object({ title: z.string(), payload: z.string().optional() });
+
 export const errorView = z.object({
   error: z.object({
     code: z.string().describe("machine-readable: invalid_request, not_found, unauthorized, rate_limited, …"),
@@ -58,16 +67,18 @@ export const messageView = z.object({
     .nullable()
     .describe("the router's decision: live, stored, held, channel, template, …; expired for a stale result"),
   statusReason: z.string().nullable(),
+  attachments: z
+    .array(attachmentView)
+    .optional()
+    .describe(
+      "files the message carries, absent for none: an outgoing message's links (the hub does not fetch them), " +
+        "or the person's files as the hub's `/media/<token>` URLs (they expire, MEDIA_URL_TTL; read the list again)",
+    ),
+  buttons: z.array(buttonView).optional().describe("choices offered with the message; absent for none"),
   editedAt: isoTime.optional(),
   edits: z.unknown().optional().describe("earlier texts of an edited message"),
   deletedAt: isoTime.optional(),
   reaction: z.unknown().optional(),
-  attachments: z
-    .array(
-      z.object({ url: z.url(), mimeType: z.string(), name: z.string().optional(), size: z.number().int().optional() }),
-    )
-    .optional()
-    .describe("the person's files: the hub's `/media/<token>` URLs (they expire, MEDIA_URL_TTL; read the list again)"),
   createdAt: isoTime,
 });
 
@@ -81,6 +92,7 @@ export const jobView = z.object({
   message: z.string().nullable().describe("what the backend said when it accepted the job"),
   progress: z.array(z.object({ text: z.string(), notify: z.boolean(), at: isoTime })),
   result: z.unknown(),
+  attachments: z.array(attachmentView).describe("files the result carries (the callback's `attachments`)"),
   error: z.string().nullable(),
   timeoutAt: isoTime,
   attempt: z.number().int().min(1).describe("1, or 2, 3 … for a job that ran again after a lost attempt"),

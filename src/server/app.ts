@@ -31,7 +31,8 @@ export function createApp(ctx: HubContext): Express {
           defaultSrc: ["'self'"],
           scriptSrc: ["'self'"],
           styleSrc: ["'self'", "'unsafe-inline'"],
-          imgSrc: ["'self'", "data:"],
+          // Files a message carries are links the person's browser fetches (src/conversations/attachments.ts).
+          imgSrc: ["'self'", "data:", "https:", ...(ctx.config.production ? [] : ["http:"])],
           connectSrc: ["'self'"],
           objectSrc: ["'none'"],
           baseUri: ["'self'"],

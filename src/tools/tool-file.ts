@@ -26,6 +26,8 @@ const templateParameter = z.union([
 export const whatsappTemplateSchema = z.strictObject({
   name: z.string().min(1),
   language: z.string().min(1),
+  /** The template's header is a file: the result's first file of this kind goes with the template. */
+  header: z.enum(["document", "image", "video"]).optional(),
   components: z
     .array(
       z

@@ -35,6 +35,8 @@ export class AgentRuntime {
   failNext = 0;
   failures = 0;
   badSignatures = 0;
+  /** Answers a turn itself (files, buttons…) instead of the one message naming every input; undefined: as usual. */
+  respond: ((request: TurnRequest) => unknown) | undefined;
   /** How long each turn takes to answer (makes overlapping turns visible if the lease failed). */
   delayMs = 0;
   /** Held turns: per conversation (or "*" for every one), the gate a turn waits on before answering. */
@@ -68,7 +70,8 @@ export class AgentRuntime {
       if (this.delayMs) await new Promise((resolve) => setTimeout(resolve, this.delayMs));
       this.turns.push(request);
       this.spans.push({ conversationId: request.conversation.id, start, end: Date.now() });
-      res.json({ messages: [{ text: request.inputs.map(describeInput).join(" | ") }] });
+      const own = this.respond?.(request);
+      res.json(own ?? { messages: [{ text: request.inputs.map(describeInput).join(" | ") }] });
     });
     this.server = app.listen(0, "127.0.0.1");
     await once(this.server, "listening");

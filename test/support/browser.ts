@@ -46,7 +46,7 @@ export function startDemoHub(demoDelayMs = 3000, tools: Record<string, string> =
 }
 
 /** Another site: its own origin (127.0.0.2, its own port), serving the given paths. */
-export async function startSite(files: Record<string, { type: string; body: string }>) {
+export async function startSite(files: Record<string, { type: string; body: string | Buffer }>) {
   const server = createServer((req, res) => {
     const file = files[new URL(req.url ?? "/", "http://site").pathname];
     if (!file) return void res.writeHead(404).end();

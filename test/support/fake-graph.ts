@@ -12,6 +12,17 @@
 //
 // Deliberately independent of the hub's own code: it signs, serialises and validates on its own, so a
 // bug shared between the hub and a helper it exports cannot hide.
+import {
+  checkTemplateHeader,
+  interactivePart,
+  MEDIA_TYPES,
+  mediaPart,
+  RuleBroken,
+  type InteractivePart,
+  type MediaPart,
+  type MediaType,
+  type TemplateHeaderFormat,
+} from "./fake-graph-rich.js";
 import { createHash, createHmac, randomBytes } from "node:crypto";
 import { once } from "node:events";
 import type { Server } from "node:http";
@@ -47,6 +58,8 @@ export interface FakeGraphOptions {
   mps?: number;
   /** Approved WhatsApp template names. */
   templates?: string[];
+  /** The header format of those templates that have a media header (none: text or no header). */
+  templateHeaders?: Record<string, TemplateHeaderFormat>;
   /** The time (ms) the fake lives by, for windows, throughput and records; Date.now by default. */
   clock?: () => number;
 }
@@ -61,9 +74,15 @@ export interface SentMessage {
   from: string;
   /** WhatsApp `to` or `recipient` (a BSUID), as the hub sent it / Instagram or Messenger recipient.id. */
   to: string;
-  type: "text" | "template";
+  type: "text" | "template" | MediaType | "interactive";
   text?: string;
   template?: { name: string; language: string; components?: unknown[] };
+  /** WhatsApp media, and (Instagram / Messenger) an attachment: its link and caption / file name. */
+  media?: MediaPart;
+  /** WhatsApp reply buttons or a list. */
+  interactive?: InteractivePart;
+  /** Instagram / Messenger quick replies offered with the text. */
+  quickReplies?: { title: string; payload: string }[];
   /** Instagram / Messenger: the tag, when messaging_type = MESSAGE_TAG. */
   tag?: string;
   /** The fake's clock (Date.now() unless a `clock` was given) when accepted. */
@@ -165,6 +184,8 @@ export interface InstagramInbound {
   text: string;
   at?: Date;
   id?: string;
+  /** A tapped quick reply: its payload (the text is its title). */
+  quickReplyPayload?: string;
 }
 
 /** …or the echo of a message the account sent to a person. */
@@ -275,6 +296,11 @@ const WHATSAPP_ERRORS: Record<number, { title: string; details: string }> = {
     details: "In order to maintain a healthy ecosystem engagement, the message failed to be delivered.",
   },
   131051: { title: "Unsupported message type", details: "Unsupported message type." },
+  131052: { title: "Media download error", details: "Unable to download the media sent by the user." },
+  131053: {
+    title: "Media upload error",
+    details: "Unable to upload the media used in the message: it could not be downloaded or its type is not supported.",
+  },
   131056: {
     title: "(Business Account, Consumer Account) pair rate limit hit",
     details:
@@ -293,6 +319,10 @@ const WHATSAPP_ERRORS: Record<number, { title: string; details: string }> = {
     title: "Template name does not exist in the translation",
     details: "The template does not exist in the specified language or it has not been approved.",
   },
+  132012: {
+    title: "Parameter format does not match format in the created template",
+    details: "Variable parameter values formatted incorrectly.",
+  },
   133010: { title: "Phone number not registered", details: "The phone number is not registered on the platform." },
 };
 
@@ -306,7 +336,11 @@ interface GraphError {
   isTransient?: boolean;
 }
 
-type InjectedFailure = { kind: "5xx" | "429" } | { kind: "code"; code: number; httpStatus: number };
+type InjectedFailure =
+  | { kind: "5xx" | "429" }
+  | { kind: "code"; code: number; httpStatus: number }
+  /** Lets one send through as usual: queued before a failure, it makes that failure hit a later send. */
+  | { kind: "pass" };
 
 type Json = Record<string, unknown>;
 
@@ -402,6 +436,16 @@ function whatsappError(code: number, details?: string, subcode?: number): GraphE
   };
 }
 
+/** Runs one of fake-graph-rich.ts's checks, answering a broken rule with Meta's error. */
+function richRule<T>(check: () => T): T {
+  try {
+    return check();
+  } catch (error) {
+    if (error instanceof RuleBroken) throw new SendRefused(400, whatsappError(error.code, error.details));
+    throw error;
+  }
+}
+
 const INVALID_TOKEN: GraphError = { code: 190, message: "Invalid OAuth access token - Cannot parse access token" };
 
 /** Thrown inside the send handlers to answer with Meta's error body and record the refusal. */
@@ -453,6 +497,8 @@ export class FakeGraph {
   readonly appSecret: string;
   readonly mps: number;
   readonly templates: readonly string[];
+  /** Header formats of media-header templates; tests may declare more. */
+  templateHeaders: Record<string, TemplateHeaderFormat>;
   readonly clock: () => number;
 
   private server: Server | undefined;
@@ -499,6 +545,7 @@ export class FakeGraph {
     this.hubWebhookUrl = options.hubWebhookUrl ?? "";
     this.mps = options.mps ?? 80;
     this.templates = options.templates ?? ["results_ready", "hub_default"];
+    this.templateHeaders = options.templateHeaders ?? {};
     this.clock = options.clock ?? Date.now;
   }
 
@@ -530,6 +577,11 @@ export class FakeGraph {
    */
   failNext(to: string, n: number, kind: "5xx" | "429"): void {
     for (let i = 0; i < n; i++) this.injected.push({ to, failure: { kind } });
+  }
+
+  /** Let the next n sends to this recipient through untouched; failures queued after them hit the sends after. */
+  passNext(to: string, n: number): void {
+    for (let i = 0; i < n; i++) this.injected.push({ to, failure: { kind: "pass" } });
   }
 
   /** Answer the next n sends to this recipient with the given Meta error code and HTTP status (400 by default). */
@@ -725,6 +777,7 @@ export class FakeGraph {
     if (index < 0) return;
     const [entry] = this.injected.splice(index, 1);
     const failure = entry!.failure;
+    if (failure.kind === "pass") return;
     if (failure.kind === "code") throw new SendRefused(failure.httpStatus, this.injectedError(channel, failure.code));
     if (failure.kind === "5xx") {
       throw new SendRefused(
@@ -814,6 +867,9 @@ export class FakeGraph {
           whatsappError(132001, `template name (${template.name}) does not exist in ${language.code}`, 2494073),
         );
       }
+      richRule(() =>
+        checkTemplateHeader(this.templateHeaders[String(template.name)], template.components as unknown[] | undefined),
+      );
       message = {
         channel: "whatsapp",
         from,
@@ -825,10 +881,21 @@ export class FakeGraph {
           ...(template.components !== undefined ? { components: template.components as unknown[] } : {}),
         },
       };
+    } else if (typeof body.type === "string" && (MEDIA_TYPES as readonly string[]).includes(body.type)) {
+      const type = body.type as MediaType;
+      message = { channel: "whatsapp", from, to, type, media: richRule(() => mediaPart(type, body[type])) };
+    } else if (body.type === "interactive") {
+      message = {
+        channel: "whatsapp",
+        from,
+        to,
+        type: "interactive",
+        interactive: richRule(() => interactivePart(body.interactive)),
+      };
     } else {
       throw invalid(
         typeof body.type === "string"
-          ? `Message type ${body.type} is not supported by this fake (only text and template).`
+          ? `Message type ${body.type} is not supported by this fake (only text, template, media and interactive).`
           : "The parameter type is required.",
       );
     }
@@ -895,6 +962,28 @@ export class FakeGraph {
    * person's last message to this account / Page, up to 7 days only with the HUMAN_AGENT tag. They differ
    * in text length, in whether messaging_type may be left out, and in the window error's wording.
    */
+  /** Quick replies (Send API): at most 13, each a text one with a title ≤ 20 characters and a payload ≤ 1,000. */
+  private quickReplies(value: unknown, invalid: (details: string) => SendRefused): Pick<SentMessage, "quickReplies"> {
+    if (value === undefined) return {};
+    if (!Array.isArray(value) || value.length === 0)
+      throw invalid("Param message[quick_replies] must be a non-empty array.");
+    if (value.length > 13) throw invalid("param message[quick_replies] must have at most 13 elements.");
+    return {
+      quickReplies: value.map((reply: unknown, i) => {
+        if (!isRecord(reply) || reply.content_type !== "text") {
+          throw invalid(`Param message[quick_replies][${i}][content_type] must be text.`);
+        }
+        if (!nonEmptyString(reply.title) || Array.from(reply.title).length > 20) {
+          throw invalid(`Param message[quick_replies][${i}][title] must be 1 to 20 characters long.`);
+        }
+        if (!nonEmptyString(reply.payload) || reply.payload.length > 1000) {
+          throw invalid(`Param message[quick_replies][${i}][payload] must be 1 to 1000 characters long.`);
+        }
+        return { title: reply.title, payload: reply.payload };
+      }),
+    };
+  }
+
   private sendMessaging(channel: "instagram" | "messenger", from: string, body: Json | undefined): Json {
     const rules =
       channel === "instagram"
@@ -924,9 +1013,30 @@ export class FakeGraph {
     if (!isRecord(recipient) || !nonEmptyString(recipient.id)) throw invalid("param recipient must be non-empty.");
     const message = body.message;
     if (!isRecord(message)) throw invalid("param message must be non-empty.");
-    if (!nonEmptyString(message.text)) throw invalid("Param message[text] must be a non-empty UTF-8 encoded string.");
-    if (Array.from(message.text).length > rules.maxText) {
-      throw invalid(`Length of param message[text] must be less than or equal to ${rules.maxText}`);
+    let sentPart: Pick<SentMessage, "type" | "text" | "media" | "quickReplies">;
+    if (message.attachment !== undefined) {
+      // An attachment by URL: image, video, audio or file; never with text in the same message.
+      if (message.text !== undefined) throw invalid("Only one of message[text] and message[attachment] may be set.");
+      const attachment = message.attachment;
+      const kinds = ["image", "video", "audio", "file"];
+      if (!isRecord(attachment) || !kinds.includes(String(attachment.type))) {
+        throw invalid("Param message[attachment][type] must be one of {image, video, audio, file}.");
+      }
+      const payload = attachment.payload;
+      if (!isRecord(payload) || (payload.url === undefined && payload.attachment_id === undefined)) {
+        throw invalid("param message[attachment][payload][url] or [attachment_id] is required.");
+      }
+      if (payload.url !== undefined && !/^https?:\/\//.test(String(payload.url))) {
+        throw invalid("Param message[attachment][payload][url] must be a valid URL.");
+      }
+      const type = attachment.type === "file" ? "document" : (attachment.type as MediaType);
+      sentPart = { type, media: { type, ...(payload.url !== undefined ? { link: String(payload.url) } : {}) } };
+    } else {
+      if (!nonEmptyString(message.text)) throw invalid("Param message[text] must be a non-empty UTF-8 encoded string.");
+      if (Array.from(message.text).length > rules.maxText) {
+        throw invalid(`Length of param message[text] must be less than or equal to ${rules.maxText}`);
+      }
+      sentPart = { type: "text", text: message.text, ...this.quickReplies(message.quick_replies, invalid) };
     }
     const messagingType = body.messaging_type ?? rules.defaultType;
     if (messagingType === undefined) throw invalid("The parameter messaging_type is required.");
@@ -949,8 +1059,7 @@ export class FakeGraph {
       id,
       from,
       to: recipient.id,
-      type: "text",
-      text: message.text,
+      ...sentPart,
       ...(tagged ? { tag: "HUMAN_AGENT" } : {}),
       at: now,
     });
@@ -1086,10 +1195,18 @@ export class FakeGraph {
       };
     }
     if (kind === "button_reply" || kind === "list_reply") {
+      // The tapped choice's id is the one the business gave it in the last interactive message to this person.
+      const offered = this.sent
+        .filter((m) => m.channel === "whatsapp" && m.from === phoneNumberId && sameRecipient(m.to, person))
+        .flatMap((m) => m.interactive?.choices ?? [])
+        .filter((choice) => choice.title === text)
+        .at(-1)?.id;
       const reply =
         kind === "button_reply"
-          ? { button_reply: { id: `btn-${slug(text)}`, title: text } }
-          : { list_reply: { id: `row-${slug(text)}`, title: text, description: `Choose "${text}"` } };
+          ? { button_reply: { id: offered ?? `btn-${slug(text)}`, title: text } }
+          : {
+              list_reply: { id: offered ?? `row-${slug(text)}`, title: text, description: `Choose "${text}"` },
+            };
       return {
         ...contextOf(this.lastMessageTo.get(key)),
         ...base,
@@ -1178,7 +1295,11 @@ export class FakeGraph {
               sender: { id: event.from },
               recipient: { id: account },
               timestamp: at,
-              message: { mid: id, text: event.text },
+              message: {
+                mid: id,
+                text: event.text,
+                ...(event.quickReplyPayload !== undefined ? { quick_reply: { payload: event.quickReplyPayload } } : {}),
+              },
             };
           }),
         };
@@ -1186,6 +1307,23 @@ export class FakeGraph {
     };
     const status = await this.postWebhook(body);
     return { ids, status };
+  }
+
+  /**
+   * The person taps the quick reply titled `title` of the last message the account sent them that offered
+   * one: its text is the title, and the payload is the one the business gave it.
+   */
+  async instagramQuickReply(from: string, title: string): Promise<{ id: string; status: number }> {
+    const offered = this.sent
+      .filter((m) => m.channel === "instagram" && m.to === from)
+      .flatMap((m) => m.quickReplies ?? [])
+      .filter((reply) => reply.title === title)
+      .at(-1);
+    if (!offered) throw new Error(`no quick reply titled ${title} was offered to ${from}`);
+    const { ids, status } = await this.instagramWebhook([
+      { messaging: [{ from, text: title, quickReplyPayload: offered.payload }] },
+    ]);
+    return { id: ids[0]!, status };
   }
 
   /** The person writes on Instagram: refreshes their window (from `at`) and posts the messaging webhook. */

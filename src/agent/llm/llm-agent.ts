@@ -5,6 +5,7 @@
 // call is answered with a placeholder and its outcome comes in a later turn, once. At most AGENT_MAX_STEPS model
 // calls a turn; a reply that states a link, address, phone number or amount found nowhere is asked for again,
 // then cut (safeguard.ts). A model that refuses, fails or times out fails the turn, which the hub retries.
+import { attachmentName, MAX_ATTACHMENTS } from "../../conversations/attachments.js";
 import { randomUUID } from "node:crypto";
 import { APICallError, generateText, jsonSchema, tool, type ModelMessage, type Tool as SdkTool } from "ai";
 import type { LlmConfig } from "../../config.js";
@@ -265,8 +266,15 @@ export function llmAgent(config: LlmConfig, getCtx: () => LlmAgentDeps): AgentPo
           }
         }
       }
+      // The files of the results this turn gives go with its reply (named, when the model said nothing).
+      const attachments = request.inputs
+        .flatMap((input) => (input.type === "tool_result" ? (input.attachments ?? []) : []))
+        .slice(0, MAX_ATTACHMENTS);
+      if (!reply && attachments.length > 0) reply = attachments.map(attachmentName).join("\n");
       return {
-        messages: reply ? [{ text: reply, ...(data.safeguard ? { data } : {}) }] : [],
+        messages: reply
+          ? [{ text: reply, ...(data.safeguard ? { data } : {}), ...(attachments.length ? { attachments } : {}) }]
+          : [],
         ...(seen.handoff ? { handoff: { reason: seen.handoff } } : {}),
       };
     },

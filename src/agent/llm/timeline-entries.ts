@@ -4,6 +4,7 @@
 import type { SqlQuery } from "../../db/sql.js";
 import { storedAttachments, type StoredAttachment } from "../../conversations/inbound-attachments.js";
 import { humanAgentName } from "../../conversations/timeline.js";
+import { attachmentName, attachmentsOf, attachmentType } from "../../conversations/attachments.js";
 import { noticeOf } from "../../conversations/notice.js";
 import { JOB_STATUS_WORD, type JobOutcome, type TranscriptEntry } from "./transcript.js";
 
@@ -25,6 +26,8 @@ interface Row {
   tool: string | null;
   jobStatus: string | null;
   result: unknown;
+  /** The job's files (the result's), beside the message's own `attachments` (the person's). */
+  jobAttachments: unknown;
   error: string | null;
   acceptMessage: string | null;
   rerunAs: string | null;
@@ -45,9 +48,23 @@ function outcomeOf(row: Row): { outcome: JobOutcome; content: unknown } {
     };
   if (row.rerunAs) return { outcome: "ran again", content: "it was lost and runs again from the start" };
   const outcome = JOB_STATUS_WORD[row.jobStatus ?? ""];
-  if (outcome === "completed") return { outcome, content: row.result };
+  if (outcome === "completed") return { outcome, content: resultWithFiles(row.result, row.jobAttachments) };
   if (outcome === "timed out" || outcome === "cancelled") return { outcome, content: null };
   return { outcome: "failed", content: row.error ?? row.text ?? "it failed" };
+}
+
+/**
+ * A result's files, as the model reads them: each one's name and type. The hub attaches the files to the
+ * reply that gives the result, so the model only says they are there.
+ */
+function resultWithFiles(result: unknown, stored: unknown): unknown {
+  const files = attachmentsOf(stored);
+  if (files.length === 0) return result;
+  return {
+    result,
+    files: files.map((file) => `${attachmentName(file)} (${attachmentType(file)})`),
+    note: "the hub attaches these files to your reply; do not write out their links",
+  };
 }
 
 /** A transcript entry, with the person's files still to be read (transcript-files.ts). */
@@ -57,7 +74,7 @@ export async function timelineEntries(sql: SqlQuery, conversationId: string): Pr
   const rows = await sql.query<Row>(
     `SELECT * FROM (
        SELECT m.id, m.seq::text AS seq, m.attachments, m.role, m.text, m.data, m."jobId", m."toolCallId", m.status, m."statusReason",
-         m."deletedAt" IS NOT NULL AS deleted, j.tool, j.status AS "jobStatus", j.result, j.error,
+         m."deletedAt" IS NOT NULL AS deleted, j.tool, j.status AS "jobStatus", j.result, j.attachments AS "jobAttachments", j.error,
          j."acceptMessage", j."rerunAs",
          -- A job's own call (the first job of a re-run chain carries it): read for outcomes and progress only.
          CASE WHEN m.role = 'tool_result' AND m."jobId" IS NOT NULL THEN

@@ -7,6 +7,7 @@ import type { HubContext } from "../../context.js";
 import { findOrCreateMetaConversation } from "../../conversations/conversations.js";
 import { receiveUserMessage } from "../../conversations/inbound.js";
 import { requestTurn } from "../../delivery/effects.js";
+import { tapPayload } from "./tap-payload.js";
 import { META_STATUS_RANK, type MetaStatus } from "../../delivery/statuses.js";
 import { errorKey } from "../../log-throttle.js";
 import { QUEUE_NAMES } from "../../queues.js";
@@ -96,6 +97,7 @@ async function applyEvent(ctx: HubContext, event: MetaEvent, receivedAt: Date): 
         sentAt: event.at,
         data: event.data,
         attachments: event.attachments,
+        payload: tapPayload(event.data),
       });
       return;
     }

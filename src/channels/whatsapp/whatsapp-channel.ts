@@ -17,8 +17,14 @@ import { classifyGraphError } from "../meta/graph-error.js";
 import type { SendRate } from "../meta/send-rate.js";
 import { accountFor, type AccountClients } from "../meta/account-clients.js";
 import { TEXT_LIMITS } from "../../delivery/text-limits.js";
+import { attachmentsOf, buttonsOf } from "../../conversations/attachments.js";
+import { whatsappPlan } from "./whatsapp-payloads.js";
+import { sentParts } from "../meta/sent-parts.js";
 
 const MAX_TEXT = TEXT_LIMITS.whatsapp!;
+
+/** Meta could not fetch or use the linked file (131052 download, 131053 upload, 131051 unsupported type). */
+const MEDIA_ERRORS = new Set([131051, 131052, 131053]);
 
 /** A wa_id is digits; a BSUID is a country code, a dot and Meta's own id (US.13491208655302741918). */
 export const isBsuid = (contact: string) => /^[A-Z]{2}\./.test(contact);
@@ -30,6 +36,7 @@ interface SendResponse {
 type WhatsAppAccounts = AccountClients<{ client: GraphClient; rate: SendRate }>;
 
 export function whatsappChannel(accounts: WhatsAppAccounts): ChannelAdapter {
+  const parts = sentParts();
   async function post(
     conversation: SendConversation,
     body: Record<string, unknown>,
@@ -57,14 +64,46 @@ export function whatsappChannel(accounts: WhatsAppAccounts): ChannelAdapter {
   return {
     enabled: true,
     async send(conversation: SendConversation, message: SendMessage): Promise<SendOutcome> {
-      const text = cutText(message.text ?? "", MAX_TEXT);
-      const answer = await post(conversation, { type: "text", text: { body: text, preview_url: false } });
-      if ("failed" in answer) return { status: "failed", decision: "failed", ...answer.failed };
-      if (answer.ok) return { status: "sent", decision: "sent", externalId: answer.data.messages?.[0]?.id ?? "" };
-      const failed = failure(answer);
-      return failed === "window_closed"
-        ? { status: "window_closed" }
-        : { status: "failed", decision: "failed", ...failed };
+      const plan = whatsappPlan(
+        message.text ?? "",
+        attachmentsOf(message.attachments),
+        buttonsOf(message.buttons),
+        MAX_TEXT,
+      );
+      const notes: string[] = plan.choices === "numbered" ? ["choices as numbered lines"] : [];
+      const resumed = parts.progress(message.id);
+      let externalId = resumed.externalId;
+      for (const [index, part] of plan.parts.entries()) {
+        if (index < resumed.done) continue;
+        let answer = await post(conversation, part.body);
+        if (!("failed" in answer) && !answer.ok && part.fallback && MEDIA_ERRORS.has(answer.error.code ?? 0)) {
+          // Meta could not take the file: the person gets its link instead, and the timeline says so.
+          notes.push(`file as a link (${answer.error.code} ${answer.error.title ?? ""})`.replace(" )", ")"));
+          answer = await post(conversation, { type: "text", text: { body: cutText(part.fallback, MAX_TEXT) } });
+        }
+        if ("failed" in answer) {
+          parts.finished(message.id);
+          return { status: "failed", decision: "failed", ...answer.failed };
+        }
+        if (!answer.ok) {
+          // A deferred send throws here and resumes at this part; anything else ends the message.
+          const failed = failure(answer);
+          parts.finished(message.id);
+          return failed === "window_closed"
+            ? { status: "window_closed" }
+            : { status: "failed", decision: "failed", ...failed };
+        }
+        // Meta's statuses follow the last part: it is read once everything before it is.
+        externalId = answer.data.messages?.[0]?.id ?? externalId;
+        if (plan.parts.length > 1) parts.accepted(message.id, index + 1, externalId);
+      }
+      parts.finished(message.id);
+      return {
+        status: "sent",
+        decision: "sent",
+        externalId,
+        ...(notes.length ? { fallback: `fallback: ${notes.join(", ")}` } : {}),
+      };
     },
     async sendTemplate(conversation: SendConversation, template: TemplateMessage): Promise<TemplateOutcome> {
       const answer = await post(conversation, {

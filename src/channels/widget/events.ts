@@ -20,6 +20,26 @@ export interface WidgetMessage {
    * Absent on ordinary messages; a client that does not know it shows the message as the agent's.
    */
   kind?: "notice";
+  /** Files the message carries (absent for none): links the client opens or shows, never fetched by the hub. */
+  attachments?: WidgetAttachment[];
+  /** Choices offered with it (absent for none): a tap sends `{text: title, payload}` as the person's answer. */
+  buttons?: WidgetButton[];
+}
+
+/** A file of a message, with what the client needs to show it: its name, type and kind read once by the hub. */
+export interface WidgetAttachment {
+  url: string;
+  name: string;
+  mimeType: string;
+  /** `image`: shown inline; `video`, `audio`, `file`: a card with the name and type that opens the file. */
+  kind: "image" | "video" | "audio" | "file";
+  caption?: string;
+}
+
+export interface WidgetButton {
+  title: string;
+  /** What a tap answers with (the title when absent). */
+  payload?: string;
 }
 
 export interface WidgetProgress {
@@ -85,10 +105,11 @@ export interface ServerToClientEvents {
 export interface ClientToServerEvents {
   /**
    * The person's message; acked with its id. Idempotent on clientId. `attachments` name files uploaded first
-   * (`POST /widget/uploads`); `text` may then be empty.
+   * (`POST /widget/uploads`); `text` may then be empty. A tapped button sends its title as `text` and its
+   * `payload`, which reaches the agent's turn with the message.
    */
   send: (
-    payload: { text: string; clientId: string; attachments?: { uploadId: string }[] },
+    payload: { text: string; clientId: string; attachments?: { uploadId: string }[]; payload?: string },
     ack: Ack<SendAnswer>,
   ) => void;
   /** The person has seen every message up to and including `upTo`. */

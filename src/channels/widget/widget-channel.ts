@@ -5,10 +5,39 @@ import type { RunningJobRow } from "../../conversations/widget-history.js";
 import { humanAgentName } from "../../conversations/timeline.js";
 import { noticeOf } from "../../conversations/notice.js";
 import type { ChannelAdapter, SendConversation, SendMessage, SendOutcome } from "../../delivery/channel-port.js";
-import { MESSAGE_ACK_TIMEOUT_MS, roomOf, type WidgetMessage, type WidgetRunningJob } from "./events.js";
+import {
+  MESSAGE_ACK_TIMEOUT_MS,
+  roomOf,
+  type WidgetAttachment,
+  type WidgetMessage,
+  type WidgetRunningJob,
+} from "./events.js";
+import {
+  attachmentKind,
+  attachmentName,
+  attachmentsOf,
+  attachmentType,
+  buttonsOf,
+  type Attachment,
+} from "../../conversations/attachments.js";
+
+function widgetAttachment(attachment: Attachment): WidgetAttachment {
+  return {
+    url: attachment.url,
+    name: attachmentName(attachment),
+    mimeType: attachmentType(attachment),
+    kind: attachmentKind(attachment),
+    ...(attachment.caption ? { caption: attachment.caption } : {}),
+  };
+}
 
 export function widgetMessage(message: SendMessage): WidgetMessage {
   const senderName = message.role === "human" ? humanAgentName(message.data) : undefined;
+  const attachments = attachmentsOf(message.attachments).map(widgetAttachment);
+  const buttons = buttonsOf(message.buttons).map((button) => ({
+    title: button.title,
+    ...(button.payload ? { payload: button.payload } : {}),
+  }));
   return {
     id: message.id,
     role: message.role as WidgetMessage["role"],
@@ -18,6 +47,8 @@ export function widgetMessage(message: SendMessage): WidgetMessage {
     jobId: message.jobId,
     ...(senderName ? { senderName } : {}),
     ...(noticeOf(message.data) ? { kind: "notice" as const } : {}),
+    ...(attachments.length ? { attachments } : {}),
+    ...(buttons.length ? { buttons } : {}),
   };
 }
 

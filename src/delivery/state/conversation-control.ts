@@ -151,6 +151,7 @@ export function conversationControl(sql: Sql, changes: Changes, now: () => Date)
           JSON.stringify({
             text: inbound.text,
             ...(inbound.attachments?.length ? { attachments: inbound.attachments } : {}),
+            ...(inbound.payload ? { payload: inbound.payload } : {}),
           }),
           inbound.attachments?.length ? JSON.stringify(inbound.attachments) : null,
         ],

@@ -18,9 +18,9 @@ export function routingOutcomes(sql: Sql, changes: Changes, now: () => Date): Ro
   return {
     async jobOf(
       message: Pick<MessageRow, "id" | "jobId">,
-    ): Promise<{ tool: string; result: unknown; error: string | null } | undefined> {
-      const [row] = await sql.query<{ tool: string; result: unknown; error: string | null }>(
-        `SELECT tool, result, error FROM "Job" WHERE id = coalesce($1::uuid,
+    ): Promise<{ tool: string; result: unknown; error: string | null; attachments?: unknown } | undefined> {
+      const [row] = await sql.query<{ tool: string; result: unknown; error: string | null; attachments: unknown }>(
+        `SELECT tool, result, error, attachments FROM "Job" WHERE id = coalesce($1::uuid,
            (SELECT "jobId" FROM "TurnInput" WHERE "replyId" = $2::uuid AND "jobId" IS NOT NULL ORDER BY seq LIMIT 1))`,
         [message.jobId, message.id],
       );

@@ -2,6 +2,7 @@
 // in time (the turn's and the sweep's), commit a reply with the inputs it answers; and the sweep's read of
 // conversations whose turn was lost. Each transition is one statement, guarded on the inputs' state.
 import { randomUUID } from "node:crypto";
+import { jsonList } from "../../conversations/attachments.js";
 import { abort, abortReason, type Sql } from "../../db/sql.js";
 import type { Changes } from "../changes.js";
 import type { DeliveryState } from "../delivery-state.js";
@@ -110,6 +111,8 @@ export function turnInputs(sql: Sql, changes: Changes, now: () => Date): TurnInp
       texts: string[];
       /** Per text, what the timeline records about it (the hub's own agents), or null. */
       data?: (Record<string, unknown> | null)[];
+      attachments?: (readonly unknown[] | null)[];
+      buttons?: (readonly unknown[] | null)[];
       jobId: string | null;
     }): Promise<{ conversation: ConversationRow; replies: MessageRow[] } | "superseded"> {
       const replyIds = turn.texts.map(() => randomUUID());
@@ -123,10 +126,12 @@ export function turnInputs(sql: Sql, changes: Changes, now: () => Date): TurnInp
              SELECT CASE WHEN (SELECT count(*) FROM answered) = cardinality($4::uuid[]) THEN true
                          ELSE ${abort("superseded", "answered")} END AS ok),
            replies AS (
-             INSERT INTO "Message" (id, "conversationId", role, text, data, status, "turnId", "jobId", "createdAt",
-               "updatedAt")
-             SELECT r.id, $1::uuid, 'agent', r.text, r.data::jsonb, 'pending', $2::uuid, $7::uuid, $6, $6
-             FROM unnest($5::uuid[], $8::text[], $9::text[]) WITH ORDINALITY AS r(id, text, data, n), guard
+             INSERT INTO "Message" (id, "conversationId", role, text, data, attachments, buttons, status, "turnId",
+               "jobId", "createdAt", "updatedAt")
+             SELECT r.id, $1::uuid, 'agent', r.text, r.data::jsonb, r.files::jsonb, r.choices::jsonb, 'pending',
+               $2::uuid, $7::uuid, $6, $6
+             FROM unnest($5::uuid[], $8::text[], $9::text[], $10::text[], $11::text[])
+               WITH ORDINALITY AS r(id, text, data, files, choices, n), guard
              WHERE guard.ok
              ORDER BY r.n RETURNING *)
            SELECT (SELECT row_to_json(c) FROM "Conversation" c WHERE c.id = $1::uuid) AS conversation,
@@ -142,6 +147,8 @@ export function turnInputs(sql: Sql, changes: Changes, now: () => Date): TurnInp
             turn.jobId,
             turn.texts,
             turn.texts.map((_, i) => (turn.data?.[i] ? JSON.stringify(turn.data[i]) : null)),
+            turn.texts.map((_, i) => jsonList(turn.attachments?.[i])),
+            turn.texts.map((_, i) => jsonList(turn.buttons?.[i])),
           ],
         );
         const replies = messages(row!.replies);

@@ -1,4 +1,5 @@
 // The human-agent console's API (Bearer CONSOLE_API_KEY): take over, reply, hand back.
+import { attachmentsSchema, buttonsSchema, requireHttpsInProduction } from "../../conversations/attachments.js";
 import { Router } from "express";
 import { z } from "zod";
 import { handBack, postHumanMessage, takeOver } from "../../console/control.js";
@@ -23,7 +24,12 @@ export const takeoverBody = z.object({
     humanAgent,
   ]),
 });
-export const humanMessageBody = z.object({ text: z.string().trim().min(1).max(4000), agent: humanAgent.optional() });
+export const humanMessageBody = z.object({
+  text: z.string().trim().min(1).max(4000),
+  agent: humanAgent.optional(),
+  attachments: attachmentsSchema(false).optional().describe("files sent with the reply (links the channel fetches)"),
+  buttons: buttonsSchema.optional().describe("choices offered with it"),
+});
 const flag = z.enum(["true", "false"]).transform((value) => value === "true");
 export const listQuery = z.object({
   channel: z.enum(CHANNELS).optional(),
@@ -72,7 +78,8 @@ export function consoleRoutes(ctx: HubContext): Router {
 
   router.post("/conversations/:id/human-messages", consoleOnly, async (req, res) => {
     const body = parseInput(humanMessageBody, req.body);
-    const message = await postHumanMessage(ctx, req.params.id as string, body.text, body.agent);
+    requireHttpsInProduction(ctx.config.production, body.attachments, "attachments");
+    const message = await postHumanMessage(ctx, req.params.id as string, body.text, body.agent, body);
     res.status(201).json({ message: messageView(message) });
   });
 

@@ -1,4 +1,5 @@
 // The agent-runtime API (docs/agent-runtime.md). Thin: validate, call one function, shape the answer.
+import { attachmentsSchema, buttonsSchema, requireHttpsInProduction } from "../../conversations/attachments.js";
 import { Router } from "express";
 import { z } from "zod";
 import type { HubContext } from "../../context.js";
@@ -26,7 +27,13 @@ export const messagesQuery = z.object({
   after: z.uuid().optional(),
   limit: z.coerce.number().int().min(1).max(500).default(100),
 });
-export const agentMessageBody = z.object({ text: z.string().trim().min(1).max(10_000) });
+export const agentMessageBody = z.object({
+  text: z.string().trim().min(1).max(10_000),
+  attachments: attachmentsSchema(false).optional().describe("files sent with the message (links the channel fetches)"),
+  buttons: buttonsSchema
+    .optional()
+    .describe("choices offered with it; a tap comes back as the person's `user_message` with its `payload`"),
+});
 export const toolCallBody = z.object({
   tool: z.string().min(1),
   arguments: z.record(z.string(), z.unknown()).default({}),
@@ -78,8 +85,9 @@ export function v1Routes(ctx: HubContext): Router {
 
   router.post("/conversations/:id/messages", agentOnly, async (req, res) => {
     const body = parseInput(agentMessageBody, req.body);
+    requireHttpsInProduction(ctx.config.production, body.attachments, "attachments");
     const conversation = await getConversation(ctx.sql, req.params.id as string);
-    const message = await postDirectMessage(ctx, conversation, "agent", body.text);
+    const message = await postDirectMessage(ctx, conversation, "agent", body.text, undefined, body);
     res.status(201).json({ message: messageView(message) });
   });
 

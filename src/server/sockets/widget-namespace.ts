@@ -4,6 +4,7 @@
 // Thin: each handler calls one function.
 // Every handler takes whatever a client sends — any payload, an ack that is not a function, no ack — and
 // never throws: a visitor's socket is untrusted input, and one bad event must not reach the process.
+import { MAX_BUTTON_PAYLOAD } from "../../conversations/attachments.js";
 import { z } from "zod";
 import { roomOf, type SendAnswer, type WidgetJob } from "../../channels/widget/events.js";
 import { widgetMessage, widgetRunningJob } from "../../channels/widget/widget-channel.js";
@@ -29,6 +30,8 @@ const sendSchema = z
       .array(z.object({ uploadId: z.uuid() }))
       .max(MAX_ATTACHMENTS)
       .default([]),
+    // A tapped button's payload: it reaches the agent's turn with the message.
+    payload: z.string().min(1).max(MAX_BUTTON_PAYLOAD).refine(storable, STORABLE).optional(),
   })
   .refine((send) => send.text !== "" || send.attachments.length > 0, {
     path: ["text"],
