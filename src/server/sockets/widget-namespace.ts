@@ -144,7 +144,7 @@ export function attachWidgetNamespace(ctx: HubContext): void {
         if (!parsed.success) return reply(invalid(parsed.error));
         const verdict = await ctx.limits.message(conversationId, address);
         if (!verdict.ok) return reply(rateLimited(verdict.retryAfterMs));
-        const { text, clientId } = parsed.data;
+        const { text, clientId, payload: tapped } = parsed.data;
         const ids = parsed.data.attachments.map((attachment) => attachment.uploadId);
         const { attachments, unknown } = await uploadsOf(ctx.sql, conversationId, ids);
         if (unknown.length > 0)
@@ -159,6 +159,7 @@ export function attachWidgetNamespace(ctx: HubContext): void {
           text: text || filesText(attachments),
           clientId,
           attachments,
+          payload: tapped,
         });
         reply({ id: message.id });
         // The person's other tabs and devices see it too.
