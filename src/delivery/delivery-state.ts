@@ -12,6 +12,28 @@ import type { StoredAttachment } from "../conversations/inbound-attachments.js";
 import type { ConversationRow, MessageRow, TurnInputRow } from "./rows.js";
 import type { Decision, DeliveryStatus, ExpiryReason, MetaStatus } from "./statuses.js";
 
+/** A turn's reply: its texts, each with what it carries, and the inputs it answers. */
+export interface ReplyCommit {
+  conversationId: string;
+  turnId: string;
+  inputs: TurnInputRow[];
+  texts: string[];
+  /** Per text, what the timeline records about it (the hub's own agents), or null. */
+  data?: (Record<string, unknown> | null)[];
+  /** Per text, the files and the choices it carries, or null. */
+  attachments?: (readonly unknown[] | null)[];
+  buttons?: (readonly unknown[] | null)[];
+  jobId: string | null;
+}
+
+/** The job a message speaks for, as routing reads it (its template, its result's files). */
+export interface MessageJob {
+  tool: string;
+  result: unknown;
+  error: string | null;
+  attachments?: unknown;
+}
+
 /** What routing one message came to, as recorded on it. */
 export interface Recorded {
   status: DeliveryStatus;
@@ -110,27 +132,14 @@ export interface DeliveryState {
    * pending (another turn may have answered them: then nothing is written). Returns the replies and the
    * conversation as it stands now — the state the replies are routed on.
    */
-  commitReply(turn: {
-    conversationId: string;
-    turnId: string;
-    inputs: TurnInputRow[];
-    texts: string[];
-    /** Per text, what the timeline records about it (the hub's own agents), or null. */
-    data?: (Record<string, unknown> | null)[];
-    /** Per text, the files and the choices it carries, or null. */
-    attachments?: (readonly unknown[] | null)[];
-    buttons?: (readonly unknown[] | null)[];
-    jobId: string | null;
-  }): Promise<{ conversation: ConversationRow; replies: MessageRow[] } | "superseded">;
+  commitReply(turn: ReplyCommit): Promise<{ conversation: ConversationRow; replies: MessageRow[] } | "superseded">;
   /** Conversations whose inputs or outgoing messages have waited this long (the sweep): their turn was lost. */
   conversationsWaitingSince(before: Date, limit: number): Promise<string[]>;
 
   // Routing's outcomes (state/routing-outcomes.ts).
 
   /** The job a message speaks for: its own, or that of the first input its turn answered. */
-  jobOf(
-    message: Pick<MessageRow, "id" | "jobId">,
-  ): Promise<{ tool: string; result: unknown; error: string | null; attachments?: unknown } | undefined>;
+  jobOf(message: Pick<MessageRow, "id" | "jobId">): Promise<MessageJob | undefined>;
   /**
    * Records what routing a message came to, and on the inputs it answers (their decision, and their
    * timeline entries' status); a result left stored is owed its pushes in the same statement. With a guard,

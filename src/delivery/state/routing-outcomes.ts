@@ -5,7 +5,7 @@ import { randomUUID } from "node:crypto";
 import type { Sql } from "../../db/sql.js";
 import { owedPushes } from "../../push/owed-pushes.js";
 import type { Changes } from "../changes.js";
-import type { DecisionGuard, DeliveryState, Recorded } from "../delivery-state.js";
+import type { DecisionGuard, DeliveryState, MessageJob, Recorded } from "../delivery-state.js";
 import { publishMessages } from "../effects.js";
 import { messageFromJson, type ConversationRow, type MessageRow } from "../rows.js";
 import { messages, type JsonRows } from "./json-rows.js";
@@ -16,10 +16,8 @@ export function routingOutcomes(sql: Sql, changes: Changes, now: () => Date): Ro
   const published = (rows: readonly MessageRow[]) => publishMessages(changes, rows);
 
   return {
-    async jobOf(
-      message: Pick<MessageRow, "id" | "jobId">,
-    ): Promise<{ tool: string; result: unknown; error: string | null; attachments?: unknown } | undefined> {
-      const [row] = await sql.query<{ tool: string; result: unknown; error: string | null; attachments: unknown }>(
+    async jobOf(message) {
+      const [row] = await sql.query<MessageJob>(
         `SELECT tool, result, error, attachments FROM "Job" WHERE id = coalesce($1::uuid,
            (SELECT "jobId" FROM "TurnInput" WHERE "replyId" = $2::uuid AND "jobId" IS NOT NULL ORDER BY seq LIMIT 1))`,
         [message.jobId, message.id],

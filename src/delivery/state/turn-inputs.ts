@@ -7,13 +7,7 @@ import { abort, abortReason, type Sql } from "../../db/sql.js";
 import type { Changes } from "../changes.js";
 import type { DeliveryState } from "../delivery-state.js";
 import { publishMessages } from "../effects.js";
-import {
-  conversationFromJson,
-  inputFromJson,
-  type ConversationRow,
-  type MessageRow,
-  type TurnInputRow,
-} from "../rows.js";
+import { conversationFromJson, inputFromJson, type MessageRow, type TurnInputRow } from "../rows.js";
 import type { ExpiryReason } from "../statuses.js";
 import { expiryNotices } from "./expiry-notices.js";
 import { messages, type JsonRows } from "./json-rows.js";
@@ -104,17 +98,7 @@ export function turnInputs(sql: Sql, changes: Changes, now: () => Date): TurnInp
       return ((rows[0]?.notices ?? []) as JsonRows).map(inputFromJson);
     },
 
-    async commitReply(turn: {
-      conversationId: string;
-      turnId: string;
-      inputs: TurnInputRow[];
-      texts: string[];
-      /** Per text, what the timeline records about it (the hub's own agents), or null. */
-      data?: (Record<string, unknown> | null)[];
-      attachments?: (readonly unknown[] | null)[];
-      buttons?: (readonly unknown[] | null)[];
-      jobId: string | null;
-    }): Promise<{ conversation: ConversationRow; replies: MessageRow[] } | "superseded"> {
+    async commitReply(turn) {
       const replyIds = turn.texts.map(() => randomUUID());
       try {
         const [row] = await sql.query<{ conversation: Record<string, unknown>; replies: JsonRows }>(
