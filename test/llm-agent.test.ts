@@ -305,6 +305,9 @@ for (const { name, start, provider, model } of PROVIDERS) {
           [`${prefix}_BASE_URL`]: llm.url,
           CLINIC_API: backend.url,
           CLINIC_API_KEY: TOOL_KEY,
+          // The kill may land while this process still holds the turn's lease (the reply is out, the turn
+          // not yet ended): the lease runs out and the sweep asks for the turn again, so the sweep runs here.
+          OUTBOX_SWEEP_MS: "1000",
         },
       });
       let second: ReturnType<typeof spawnHub> | undefined;
@@ -338,6 +341,7 @@ for (const { name, start, provider, model } of PROVIDERS) {
                 message.text.startsWith("I have two for you."),
               ),
             "the result's reply after the restart",
+            40_000,
           );
         } finally {
           reader.close();

@@ -163,7 +163,18 @@ export function defineMultiProcessTests(database: "postgresql" | "pgbouncer"): v
       expect(new Set(said).size).toBe(said.length);
     });
 
-    it("both worker processes ran turns (the work is shared, not left to one)", () => {
+    it("both worker processes run turns (the work is shared, not left to one)", async () => {
+      // Which worker takes a hand-off is up to the queue, so the bursts above may have gone to one of them.
+      // Waves of new conversations (one message each, sent at once) go on until both have run a turn; a
+      // process that never takes one fails after eight waves (80 hand-offs).
+      const ranTurns = (sibling: HubProcess) => sibling.output().stdout.includes('"msg":"delivery decision"');
+      for (let wave = 0; wave < 8 && !siblings.every(ranTurns); wave++) {
+        const sessions = await Promise.all(Array.from({ length: 10 }, () => openSession(web.url)));
+        const wavers = await Promise.all(sessions.map((s) => WidgetClient.connect(web.url, { token: s.token })));
+        clients.push(...wavers);
+        await Promise.all(wavers.map((client, i) => client.send(`wave ${wave} ${i}`, `w-${wave}-${i}`)));
+        await eventually(() => wavers.every((client) => client.agentMessages().length > 0), "every wave's reply");
+      }
       for (const sibling of siblings) expect(sibling.output().stdout).toContain('"msg":"delivery decision"');
     });
   });
