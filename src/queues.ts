@@ -2,8 +2,7 @@
 import { Queue, type ConnectionOptions } from "bullmq";
 import type { TurnData } from "./delivery/turn-schedule.js";
 import type { PushJob } from "./push/push.js";
-import type { Redis } from "ioredis";
-import { openRedis, type RedisTarget } from "./redis-target.js";
+import { openRedis, queuePrefixFor, type RedisTarget, type RedisClient } from "./redis-target.js";
 import { redisStartError, StartUpError } from "./start-up-errors.js";
 
 export const QUEUE_NAMES = {
@@ -16,8 +15,11 @@ export const QUEUE_NAMES = {
 export type QueueName = keyof typeof QUEUE_NAMES;
 
 export interface Queues {
-  redis: Redis;
+  redis: RedisClient;
+  /** The hub's own keys' prefix (QUEUE_PREFIX). */
   prefix: string;
+  /** BullMQ's: the same, hash-tagged on a cluster (queuePrefixFor). Queues and workers are made with it. */
+  bullmqPrefix: string;
   cancels: Queue;
   turns: Queue<TurnData>;
   webhooks: Queue;
@@ -63,8 +65,9 @@ export async function openQueues(target: RedisTarget, prefix: string): Promise<Q
   }
   const redis = openRedis(target, redisOptions());
   redis.on("error", () => {}); // reconnection is automatic; readiness is reported by /readyz
-  const connections: Redis[] = [redis];
-  const make = <T>(name: string) => new Queue<T>(name, { connection: redis, prefix });
+  const connections: RedisClient[] = [redis];
+  const bullmqPrefix = queuePrefixFor(target, prefix);
+  const make = <T>(name: string) => new Queue<T>(name, { connection: redis, prefix: bullmqPrefix });
   const cancels = make(QUEUE_NAMES.cancels);
   const turns = make<TurnData>(QUEUE_NAMES.turns);
   const webhooks = make(QUEUE_NAMES.webhooks);
@@ -72,6 +75,7 @@ export async function openQueues(target: RedisTarget, prefix: string): Promise<Q
   return {
     redis,
     prefix,
+    bullmqPrefix,
     cancels,
     turns,
     webhooks,

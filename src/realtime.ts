@@ -9,8 +9,8 @@
 import type { Server as HttpServer } from "node:http";
 import type { Duplex } from "node:stream";
 import { createAdapter } from "@socket.io/redis-streams-adapter";
-import type { Redis } from "ioredis";
-import { openRedis, type RedisTarget } from "./redis-target.js";
+import { Cluster } from "ioredis";
+import { openRedis, type RedisTarget, type RedisClient } from "./redis-target.js";
 import { Server, type Namespace } from "socket.io";
 import {
   WIDGET_NAMESPACE,
@@ -108,15 +108,22 @@ export function createRealtime(target: RedisTarget, prefix: string): Realtime {
  * while Redis is away, stream entries and pub/sub acks between processes can be lost
  * (src/server/sockets/widget-catch-up.ts makes up for it).
  */
-function watchRedisReturns(redis: Redis, listeners: Set<(lostAt: Date) => void>): void {
+function watchRedisReturns(redis: RedisClient, listeners: Set<(lostAt: Date) => void>): void {
   let lostAt: Date | undefined;
-  redis.on("close", () => {
-    if (redis.status !== "end") lostAt ??= new Date();
-  });
-  redis.on("ready", () => {
-    if (!lostAt) return;
+  const returned = () => {
+    if (!lostAt || redis.status !== "ready") return;
     const since = lostAt;
     lostAt = undefined;
     for (const listener of listeners) listener(since);
+  };
+  redis.on("close", () => {
+    if (redis.status !== "end") lostAt ??= new Date();
   });
+  redis.on("ready", returned);
+  if (redis instanceof Cluster) {
+    // On a cluster one master can go while the client stays ready: what passed through that node is what
+    // may be lost, and the slot map reloaded after it (the replica promoted, or still to be) is its return.
+    redis.on("-node", () => (lostAt ??= new Date()));
+    redis.on("refresh", returned);
+  }
 }

@@ -68,6 +68,14 @@ export function redisStartError(target: RedisTarget, error: unknown): StartUpErr
       [],
       { cause: error },
     );
+  if (target.kind === "cluster")
+    return new StartUpError(
+      `Redis is not answering at ${describeRedis(target)}${reason ? ` (${reason})` : ""}.`,
+      `check that the nodes run and the cluster is whole (redis-cli -h ${target.nodes[0]!.host} -p ` +
+        `${target.nodes[0]!.port} cluster info), or fix REDIS_CLUSTER_NODES`,
+      [],
+      { cause: error },
+    );
   const url = target.url;
   const { host, port } = redisEndpoint(url);
   return new StartUpError(

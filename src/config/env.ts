@@ -29,6 +29,8 @@ export const envSchema = z.object({
   // Redis Sentinel instead of REDIS_URL (src/redis-target.ts): the sentinels and the primary's name.
   REDIS_SENTINELS: optional,
   REDIS_SENTINEL_NAME: z.string().trim().min(1).default("mymaster"),
+  // A Redis Cluster instead: some of its nodes, host:port,host:port (src/redis-target.ts).
+  REDIS_CLUSTER_NODES: optional,
   REDIS_USERNAME: optional,
   REDIS_PASSWORD: optional,
   REDIS_SENTINEL_USERNAME: optional,

@@ -14,7 +14,7 @@
 // runs no turns, or one that stops, hands the turn to the queue, where a worker process takes it.
 import { randomUUID } from "node:crypto";
 import type { Queue } from "bullmq";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../redis-target.js";
 
 export const LEASE_MS = 10_000;
 export const RENEW_MS = 2_500;
@@ -51,12 +51,9 @@ redis.call("HSET", KEYS[1], "state", "running", "holder", ARGV[1])
 redis.call("PEXPIRE", KEYS[1], ARGV[2])
 return "run"`;
 
-// KEYS: the held hashes; ARGV: their holders, then the lease ms.
+// KEYS[1] a held hash; ARGV: its holder, the lease ms.
 const RENEW = `
-local lease = ARGV[#KEYS + 1]
-for i = 1, #KEYS do
-  if redis.call("HGET", KEYS[i], "holder") == ARGV[i] then redis.call("PEXPIRE", KEYS[i], lease) end
-end
+if redis.call("HGET", KEYS[1], "holder") == ARGV[1] then redis.call("PEXPIRE", KEYS[1], ARGV[2]) end
 return 0`;
 
 // KEYS[1]; ARGV: holder, lease ms. "again": the holder runs once more; "done": the schedule is cleared.
@@ -127,7 +124,7 @@ export interface TurnSchedule {
 }
 
 export function turnSchedule(
-  redis: Redis,
+  redis: RedisClient,
   prefix: string,
   queue: Queue<TurnData>,
   options: TurnRunnerOptions,
@@ -148,9 +145,10 @@ export function turnSchedule(
 
   const renewal = setInterval(() => {
     if (holders.size === 0) return;
-    const held = [...holders];
-    const keys = held.map(([conversationId]) => keyOf(conversationId));
-    redis.eval(RENEW, held.length, ...keys, ...held.map(([, holder]) => holder), String(LEASE_MS)).catch(() => 0);
+    // One script per held turn, not one for all: on a Redis Cluster the conversations' keys lie in
+    // different slots, and a script may touch only one.
+    for (const [conversationId, holder] of holders)
+      redis.eval(RENEW, 1, keyOf(conversationId), holder, String(LEASE_MS)).catch(() => 0);
   }, RENEW_MS);
   renewal.unref();
 

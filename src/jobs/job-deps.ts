@@ -22,7 +22,7 @@ export interface JobDeps {
   /** The effects of a commit (src/delivery/effects.ts). */
   changes: Changes;
   turns: TurnRequester;
-  queues: Pick<Queues, "cancels" | "isReady" | "prefix" | "workerConnection">;
+  queues: Pick<Queues, "cancels" | "isReady" | "bullmqPrefix" | "workerConnection">;
   metrics: Pick<Metrics, "jobsStarted" | "jobsEnded">;
   log: Logger;
   warnRepeated: ThrottledLog;

@@ -5,8 +5,7 @@
 // Not through the socket.io adapter, whose broadcasts cost a stream entry that every process reads: there the
 // job events took 10–20 % off the sustained results/s of `bench:widget`.
 import { randomUUID } from "node:crypto";
-import type { Redis } from "ioredis";
-import { openRedis, type RedisTarget } from "../redis-target.js";
+import { openRedis, type RedisTarget, type RedisClient } from "../redis-target.js";
 import type { WidgetJob } from "../channels/widget/events.js";
 import type { Changes } from "../delivery/changes.js";
 import { publish } from "../delivery/effects.js";
@@ -30,7 +29,7 @@ export interface JobEventRelay {
 export function relayJobEvents(options: {
   changes: Changes;
   /** A connection to publish on (a subscribed one cannot). */
-  redis: Redis;
+  redis: RedisClient;
   redisTarget: RedisTarget;
   prefix: string;
   onError: (error: unknown) => void;

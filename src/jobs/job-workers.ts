@@ -13,7 +13,7 @@ export interface Workers {
 
 export async function startJobWorkers(ctx: JobDeps): Promise<Workers> {
   const cancels = new Worker<{ jobId: string }>(QUEUE_NAMES.cancels, (job) => processCancelRequest(ctx, job), {
-    prefix: ctx.queues.prefix,
+    prefix: ctx.queues.bullmqPrefix,
     autorun: true,
     connection: ctx.queues.workerConnection(),
     concurrency: 4,

@@ -9,7 +9,7 @@ import { QUEUE_NAMES } from "../queues.js";
 
 export function startPushWorker(ctx: HubContext): Worker<PushJob> {
   const worker = new Worker<PushJob>(QUEUE_NAMES.pushes, (job) => sendPushes(ctx, job.data.messageId), {
-    prefix: ctx.queues.prefix,
+    prefix: ctx.queues.bullmqPrefix,
     connection: ctx.queues.workerConnection(),
     concurrency: 8,
   });

@@ -59,7 +59,7 @@ export async function processHandOff(ctx: HubContext, queueJob: QueueJob<TurnDat
 
 export function startTurnWorker(ctx: HubContext): Worker<TurnData> {
   const worker = new Worker<TurnData>(QUEUE_NAMES.turns, (job) => processHandOff(ctx, job), {
-    prefix: ctx.queues.prefix,
+    prefix: ctx.queues.bullmqPrefix,
     connection: ctx.queues.workerConnection(),
     concurrency: 16,
   });

@@ -5,14 +5,28 @@ import { postCallback, ToolBackend, startToolBackend } from "./tool-backend.js";
 import { checkStock, matchTherapists } from "./tool-files.js";
 import { TestHub } from "./test-hub.js";
 
-export function defineJobProtocolTests(database: "postgresql" | "embedded" | "pgbouncer"): void {
-  describe(`the async tool protocol (${database} database)`, () => {
+export interface JobProtocolOptions {
+  /** Said in the describe's title after the database (e.g. the Redis it runs on). */
+  label?: string;
+  /** More settings for the hub, read when it starts (after the file's own set-up). */
+  env?: () => Record<string, string>;
+}
+
+export function defineJobProtocolTests(
+  database: "postgresql" | "embedded" | "pgbouncer",
+  options: JobProtocolOptions = {},
+): void {
+  describe(`the async tool protocol (${database} database${options.label ? `, ${options.label}` : ""})`, () => {
     let backend: ToolBackend;
     let hub: TestHub;
 
     beforeAll(async () => {
       backend = await startToolBackend();
-      hub = await TestHub.start({ database, tools: { match_therapists: matchTherapists, check_stock: checkStock } });
+      hub = await TestHub.start({
+        database,
+        tools: { match_therapists: matchTherapists, check_stock: checkStock },
+        env: options.env?.() ?? {},
+      });
     });
     afterAll(async () => {
       await hub?.stop();

@@ -149,6 +149,11 @@ export class TestHub {
     return this.hub.url!;
   }
 
+  /** The hub's QUEUE_PREFIX (its Redis keys start with it). */
+  get queuePrefix(): string {
+    return this.env.QUEUE_PREFIX!;
+  }
+
   get ctx() {
     return this.hub.ctx;
   }

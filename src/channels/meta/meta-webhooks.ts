@@ -195,7 +195,7 @@ export function startWebhookWorker(ctx: HubContext): Worker {
     QUEUE_NAMES.webhooks,
     (job: QueueJob<{ eventId: string }>) => processWebhook(ctx, job.data.eventId),
     {
-      prefix: ctx.queues.prefix,
+      prefix: ctx.queues.bullmqPrefix,
       connection: ctx.queues.workerConnection(),
       concurrency: 8,
     },

@@ -2,7 +2,7 @@
 // send takes the next free slot, `1000 / rate` ms after the previous one, so no one-second window ever
 // holds more than the rate. Pacing at 90 % absorbs jitter that bunches requests on their way to Meta (a
 // busy event loop or network releasing several at once): up to ~110 ms of it keeps any second under the cap.
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../../redis-target.js";
 
 const MARGIN = 0.9;
 
@@ -19,7 +19,7 @@ export interface SendRate {
   take(): Promise<void>;
 }
 
-export function sendRate(redis: Redis, key: string, perSecond: number): SendRate {
+export function sendRate(redis: RedisClient, key: string, perSecond: number): SendRate {
   const intervalMs = 1000 / (perSecond * MARGIN);
   return {
     async take() {

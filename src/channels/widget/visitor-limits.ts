@@ -5,7 +5,7 @@
 // The shared counts live in Redis so they hold across hub processes. When Redis cannot answer they are counted
 // by each process in memory instead (rate-limiter-flexible's insurance limiter): still limited, only per
 // process — never unlimited, and never refusing everyone while the rest of the hub may still work.
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../../redis-target.js";
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from "rate-limiter-flexible";
 import type { Config } from "../../config.js";
 import { addressKey } from "./address-key.js";
@@ -38,7 +38,7 @@ function verdictOf(outcome: unknown): LimitVerdict {
   return { ok: false, retryAfterMs: 1000 };
 }
 
-function perMinute(redis: Redis, keyPrefix: string, points: number): Counter {
+function perMinute(redis: RedisClient, keyPrefix: string, points: number): Counter {
   if (points === 0) return async () => OK;
   const limiter = new RateLimiterRedis({
     storeClient: redis,
@@ -51,7 +51,7 @@ function perMinute(redis: Redis, keyPrefix: string, points: number): Counter {
   return (key) => limiter.consume(key).then(() => OK, verdictOf);
 }
 
-export function visitorLimits(redis: Redis, prefix: string, limits: Config["limits"]): VisitorLimits {
+export function visitorLimits(redis: RedisClient, prefix: string, limits: Config["limits"]): VisitorLimits {
   const sockets = new Map<string, number>();
   const messages = perMinute(redis, `${prefix}:limit:message`, limits.messagesPerMinute);
   const addressMessages = perMinute(redis, `${prefix}:limit:address-message`, limits.addressMessagesPerMinute);
