@@ -60,7 +60,11 @@ export interface BenchHub {
   stop(): Promise<void>;
 }
 
-export async function startBenchHub(backendUrl: string, env: Record<string, string> = {}): Promise<BenchHub> {
+/** What the hub's environment may depend on: its fresh database. */
+export type BenchHubEnv =
+  Record<string, string> | ((hub: { databaseUrl: string; queuePrefix: string }) => Promise<Record<string, string>>);
+
+export async function startBenchHub(backendUrl: string, env: BenchHubEnv = {}): Promise<BenchHub> {
   // The benches measure the compiled hub, as `npm start` runs it.
   const build = spawnSync(process.execPath, ["scripts/build-if-stale.mjs"], { stdio: "inherit" });
   if (build.status !== 0) throw new Error("the build failed");
@@ -69,6 +73,13 @@ export async function startBenchHub(backendUrl: string, env: Record<string, stri
   writeFileSync(path.join(dir, "tools", "bench_search.yml"), TOOL);
   const database = await createDatabase();
   const prefix = queuePrefix();
+  let extra: Record<string, string>;
+  try {
+    extra = typeof env === "function" ? await env({ databaseUrl: database.url, queuePrefix: prefix }) : env;
+  } catch (error) {
+    await database.drop();
+    throw error;
+  }
   const child = spawnHub(
     {
       HOST: "127.0.0.1",
@@ -91,7 +102,7 @@ export async function startBenchHub(backendUrl: string, env: Record<string, stri
       WIDGET_ADDRESS_MESSAGES_PER_MINUTE: "0",
       WIDGET_RECEIPTS_PER_MINUTE: "0",
       WIDGET_SOCKET_EVENTS_PER_MINUTE: "0",
-      ...env,
+      ...extra,
     },
     undefined,
     { compiled: true },
