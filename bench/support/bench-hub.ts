@@ -105,7 +105,8 @@ export async function startBenchHub(backendUrl: string, env: BenchHubEnv = {}): 
       ...extra,
     },
     undefined,
-    { compiled: true },
+    // A profile of the hub under load: HUB_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/hub-prof".
+    { compiled: true, nodeArgs: process.env.HUB_NODE_ARGS?.split(" ").filter(Boolean) ?? [] },
   );
   await child.waitFor("chat-delivery-hub is running", 120_000);
   const url = child.url();

@@ -15,6 +15,7 @@
 import { randomUUID } from "node:crypto";
 import type { Queue } from "bullmq";
 import type { RedisClient } from "../redis-target.js";
+import { redisScript } from "../redis-script.js";
 
 export const LEASE_MS = 10_000;
 export const RENEW_MS = 2_500;
@@ -28,7 +29,7 @@ const QUEUED_MS = 5 * 60_000;
 
 // KEYS[1] the conversation's hash; ARGV: holder, lease ms, queued ms, "run" (this process runs turns) or
 // "hand-off", "request" or "rescue" (the sweep: only when nothing is scheduled).
-const REQUEST = `
+const REQUEST = redisScript(`
 local state = redis.call("HGET", KEYS[1], "state")
 if not state then
   if ARGV[4] == "run" then
@@ -41,23 +42,23 @@ if not state then
   return "hand-off"
 end
 if state == "running" and ARGV[5] == "request" then redis.call("HSET", KEYS[1], "state", "again") end
-return "none"`;
+return "none"`);
 
 // A worker takes a hand-off: KEYS[1]; ARGV: holder, lease ms.
-const TAKE = `
+const TAKE = redisScript(`
 local state = redis.call("HGET", KEYS[1], "state")
 if state == "running" or state == "again" then return "busy" end
 redis.call("HSET", KEYS[1], "state", "running", "holder", ARGV[1])
 redis.call("PEXPIRE", KEYS[1], ARGV[2])
-return "run"`;
+return "run"`);
 
 // KEYS[1] a held hash; ARGV: its holder, the lease ms.
-const RENEW = `
+const RENEW = redisScript(`
 if redis.call("HGET", KEYS[1], "holder") == ARGV[1] then redis.call("PEXPIRE", KEYS[1], ARGV[2]) end
-return 0`;
+return 0`);
 
 // KEYS[1]; ARGV: holder, lease ms. "again": the holder runs once more; "done": the schedule is cleared.
-const END = `
+const END = redisScript(`
 if redis.call("HGET", KEYS[1], "holder") ~= ARGV[1] then return "lost" end
 if redis.call("HGET", KEYS[1], "state") == "again" then
   redis.call("HSET", KEYS[1], "state", "running")
@@ -65,15 +66,15 @@ if redis.call("HGET", KEYS[1], "state") == "again" then
   return "again"
 end
 redis.call("DEL", KEYS[1])
-return "done"`;
+return "done"`);
 
 // KEYS[1]; ARGV: holder, queued ms. The holder gives the turn to the queue (it stops, or runs no turns).
-const HAND_OFF = `
+const HAND_OFF = redisScript(`
 if redis.call("HGET", KEYS[1], "holder") ~= ARGV[1] then return 0 end
 redis.call("HSET", KEYS[1], "state", "queued")
 redis.call("HDEL", KEYS[1], "holder")
 redis.call("PEXPIRE", KEYS[1], ARGV[2])
-return 1`;
+return 1`);
 
 export interface TurnData {
   conversationId: string;
@@ -148,7 +149,7 @@ export function turnSchedule(
     // One script per held turn, not one for all: on a Redis Cluster the conversations' keys lie in
     // different slots, and a script may touch only one.
     for (const [conversationId, holder] of holders)
-      redis.eval(RENEW, 1, keyOf(conversationId), holder, String(LEASE_MS)).catch(() => 0);
+      RENEW.run(redis, keyOf(conversationId), holder, String(LEASE_MS)).catch(() => 0);
   }, RENEW_MS);
   renewal.unref();
 
@@ -193,7 +194,7 @@ export function turnSchedule(
         if (attempt >= options.attempts || stopped) {
           // Let the schedule go: the inputs stay committed, and the sweep asks again later.
           release(conversationId, holder);
-          await redis.eval(END, 1, keyOf(conversationId), holder, String(LEASE_MS)).catch(() => "lost");
+          await END.run(redis, keyOf(conversationId), holder, String(LEASE_MS)).catch(() => "lost");
           await redis.del(keyOf(conversationId)).catch(() => 0);
           return;
         }
@@ -209,7 +210,7 @@ export function turnSchedule(
         retryTimers.add(timer);
         return;
       }
-      const ended = await redis.eval(END, 1, keyOf(conversationId), holder, String(LEASE_MS)).catch(() => "lost");
+      const ended = await END.run(redis, keyOf(conversationId), holder, String(LEASE_MS)).catch(() => "lost");
       if (ended !== "again") {
         release(conversationId, holder);
         return;
@@ -220,9 +221,8 @@ export function turnSchedule(
 
   async function ask(conversationId: string, mode: "request" | "rescue"): Promise<void> {
     const holder = randomUUID();
-    const outcome = await redis.eval(
-      REQUEST,
-      1,
+    const outcome = await REQUEST.run(
+      redis,
       keyOf(conversationId),
       holder,
       String(LEASE_MS),
@@ -247,7 +247,7 @@ export function turnSchedule(
     rescue: (conversationId) => ask(conversationId, "rescue"),
     async take(conversationId) {
       const holder = randomUUID();
-      if ((await redis.eval(TAKE, 1, keyOf(conversationId), holder, String(LEASE_MS))) !== "run") return false;
+      if ((await TAKE.run(redis, keyOf(conversationId), holder, String(LEASE_MS))) !== "run") return false;
       const done = new Promise<void>((resolve) => finished.set(holder, resolve));
       start(conversationId, holder);
       await done;
@@ -269,7 +269,7 @@ export function turnSchedule(
       finished.clear();
       await Promise.all(
         held.map(async ([conversationId, holder]) => {
-          const handed = await redis.eval(HAND_OFF, 1, keyOf(conversationId), holder, String(QUEUED_MS));
+          const handed = await HAND_OFF.run(redis, keyOf(conversationId), holder, String(QUEUED_MS));
           if (Number(handed) === 1) await enqueue(conversationId);
         }),
       );

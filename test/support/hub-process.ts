@@ -29,10 +29,13 @@ export const compiledMain = path.join(root, "dist/main.js");
 export function spawnHub(
   env: Record<string, string | undefined>,
   cwd = root,
-  options: { compiled?: boolean } = {},
+  options: { compiled?: boolean; nodeArgs?: string[] } = {},
 ): HubProcess {
   const { PATH, HOME } = process.env;
-  const args = options.compiled ? ["--enable-source-maps", compiledMain] : ["--import", tsxLoader, mainScript];
+  const args = [
+    ...(options.nodeArgs ?? []),
+    ...(options.compiled ? ["--enable-source-maps", compiledMain] : ["--import", tsxLoader, mainScript]),
+  ];
   const child = spawn(process.execPath, args, {
     cwd,
     env: { PATH, HOME, ...env },
