@@ -141,6 +141,14 @@ export async function startBenchCluster(
           return info.includes("role:master") || info.includes("master_link_status:up");
         });
     }
+    // Gossip takes a while to tell every node who replicates whom: until then a node's CLUSTER SLOTS leaves
+    // replicas out, and a client that asked it would drop them and take them up again (-node, +node).
+    const perRange = replicas ? 2 : 1;
+    for (const { port } of ports)
+      await until("the nodes did not agree on the slot map", async () => {
+        const slots = (await ask(port, "CLUSTER", "SLOTS")) as unknown[][];
+        return slots.length === 3 && slots.every((range) => range.length - 2 === perRange);
+      });
     return {
       nodes: ports.map(({ announced }) => `127.0.0.1:${announced}`).join(","),
       members: await members(ports),
