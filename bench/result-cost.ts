@@ -8,8 +8,12 @@
 // through the two phases, counted separately: the job's start through the API, and the backend's callback →
 // turn → widget delivery and its ack. The figures per result are the phase's counts less the quiet window's
 // rate over the phase's duration. Then a short bounded load (bench/load-client.ts) gives delivered/s and
-// callback → widget p50/p95 in the same mode, so each mode's cost shows beside the direct one.
-//   npm run bench:cost -- [--modes direct,pgbouncer,sentinel] [--results 200] [--warm-up 20]
+// callback → widget p50/p95 in the same mode, so each mode's cost shows beside the direct one. The modes:
+// direct, pgbouncer (PostgreSQL through PgBouncer in transaction mode), sentinel (a primary, a replica, three
+// sentinels) and cluster (Redis Cluster, three masters and three replicas, each node behind a proxy of its own
+// and announcing the proxy's port, so the hub's Redis figures are summed over the nodes and shown per node
+// too); a mode whose servers this machine lacks is skipped unless named.
+//   npm run bench:cost -- [--modes direct,pgbouncer,sentinel,cluster] [--results 200] [--warm-up 20]
 //                          [--load-rate 100] [--load-seconds 5] [--load-widgets 200] [--no-load]
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -29,6 +33,7 @@ import {
   type Wire,
 } from "./support/counting-proxy.js";
 import { PGBOUNCER, startPgBouncer } from "./support/pgbouncer.js";
+import { clusterSupport, startBenchCluster } from "./support/redis-cluster.js";
 import { startSentinelSet } from "./support/redis-sentinel.js";
 
 const { values } = parseArgs({
@@ -55,7 +60,7 @@ const LOAD = {
 const SETTLE_MS = 1000;
 
 // --- Deployment modes: each starts its servers, puts counting proxies where the hub's connections go, and
-// names the hub's environment. A new mode (Redis Cluster: one proxy per node) is one more entry. ---
+// names the hub's environment. ---
 
 interface Endpoint {
   host: string;
@@ -72,6 +77,9 @@ interface ModeContext {
 
 interface Deployment {
   env: Record<string, string>;
+  /** Proxies that are each one node of several (a cluster's): the hub's traffic through each is also shown
+   * on a line of its own, "Redis node: <name>". */
+  nodes?: { proxy: CountingProxy; name: string }[];
   stop(): Promise<void>;
 }
 
@@ -154,6 +162,37 @@ const MODES: Record<string, Mode> = {
       };
     },
   },
+  cluster: {
+    about: "PostgreSQL directly, Redis Cluster (three masters, three replicas, each node behind a proxy)",
+    missing: clusterSupport,
+    async start(ctx) {
+      const pg = await ctx.count("postgres", POSTGRES(ctx.databaseUrl));
+      const proxies = new Map<number, CountingProxy>();
+      // Each node announces its proxy's port: the hub (CLUSTER SLOTS, MOVED) and the replicas reach it there.
+      const cluster = await startBenchCluster({
+        front: async (port) => {
+          const proxy = await ctx.count("redis", { host: "127.0.0.1", port });
+          proxies.set(port, proxy);
+          return proxy.port;
+        },
+      });
+      const masters = cluster.members.filter((node) => node.role === "master");
+      const number = (slots: string) => masters.findIndex((master) => master.slots === slots) + 1;
+      return {
+        env: { DATABASE_URL: withPort(ctx.databaseUrl, pg.port), REDIS_CLUSTER_NODES: cluster.nodes },
+        nodes: cluster.members
+          .map((node) => ({
+            proxy: proxies.get(node.port)!,
+            name:
+              node.role === "master"
+                ? `master ${number(node.slots)} (slots ${node.slots})`
+                : `replica of master ${number(node.slots)}`,
+          }))
+          .sort((a, b) => a.name.localeCompare(b.name)),
+        stop: () => cluster.stop(),
+      };
+    },
+  },
 };
 
 // --- Lua scripts by name: BullMQ's, and the hub's own (constants holding `redis.call` in src/). ---
@@ -182,17 +221,22 @@ interface Counter {
   wire: Wire;
   role: string;
   proxy: CountingProxy;
+  /** One node of several (a cluster's): its client traffic is also on the line `Redis node: <node>`. */
+  node?: string;
 }
+
+const NODE_LINE = "Redis node: ";
 
 /** A line of the report: a wire, whose connections (the hub's, a sentinel's, …). */
 type Tally = Record<string, Counts>;
 
 function snapshot(counters: Counter[]): Tally {
   const tally: Tally = {};
-  for (const { wire, role, proxy } of counters) {
+  for (const { wire, role, proxy, node } of counters) {
     for (const [peer, counts] of Object.entries(proxy.counts()) as [Peer, Counts][]) {
       const line = lineName(wire, role, peer);
       addCounts((tally[line] ??= emptyCounts()), counts);
+      if (node && line === "Redis") addCounts((tally[`${NODE_LINE}${node}`] ??= emptyCounts()), counts);
     }
   }
   return tally;
@@ -260,6 +304,10 @@ async function runMode(name: string, mode: Mode, scripts: ScriptNames): Promise<
           return proxy;
         },
       });
+      for (const node of deployment.nodes ?? []) {
+        const counter = counters.find((c) => c.proxy === node.proxy);
+        if (counter) counter.node = node.name;
+      }
       return deployment.env;
     });
     const url = hub.url;
@@ -445,7 +493,7 @@ function costTable(result: ModeResult): Record<string, Record<string, number>> {
   const order = (line: string) =>
     line === "PostgreSQL" ? 0 : line.includes("PostgreSQL") ? 1 : line === "Redis" ? 2 : 3;
   const lines = [...new Set([...Object.keys(result.start), ...Object.keys(result.deliver)])]
-    .filter((line) => !line.includes("sentinels"))
+    .filter((line) => !line.includes("sentinels") && !line.startsWith(NODE_LINE))
     .sort((a, b) => order(a) - order(b));
   const add = (row: string, pick: (c: Counts) => number, line: string) => {
     const start = result.start[line];
@@ -488,6 +536,34 @@ function printMode(result: ModeResult): void {
   ] as const) {
     for (const line of ["PostgreSQL", "Redis"]) {
       console.log(`${result.mode}, ${phaseName}, ${line} per result:`, JSON.stringify(topLabels(tally, line), null, 1));
+    }
+  }
+  const nodes = Object.keys({ ...result.start, ...result.deliver, ...result.quietPerSecond })
+    .filter((line) => line.startsWith(NODE_LINE))
+    .sort();
+  if (nodes.length) {
+    console.log(`${result.mode}: the hub's Redis traffic per node, per result (the idle hub's per second)`);
+    const pick = (tally: Tally, line: string, of: (c: Counts) => number) =>
+      round(tally[line] ? of(tally[line]) : 0) || 0;
+    console.table(
+      Object.fromEntries(
+        nodes.map((line) => [
+          line.slice(NODE_LINE.length),
+          {
+            "start commands": pick(result.start, line, (c) => c.statements),
+            "result commands": pick(result.deliver, line, (c) => c.statements),
+            "result trips": pick(result.deliver, line, (c) => c.roundTrips),
+            "result bytes": pick(result.deliver, line, (c) => c.bytesSent + c.bytesReceived),
+            "idle commands/s": pick(result.quietPerSecond, line, (c) => c.statements),
+          },
+        ]),
+      ),
+    );
+    for (const line of nodes) {
+      console.log(
+        `${result.mode}, result → delivered, ${line} per result:`,
+        JSON.stringify(topLabels(result.deliver, line, 8)),
+      );
     }
   }
   const quiet = result.quietPerSecond;
