@@ -123,7 +123,11 @@ function watchRedisReturns(redis: RedisClient, listeners: Set<(lostAt: Date) => 
   if (redis instanceof Cluster) {
     // On a cluster one master can go while the client stays ready: what passed through that node is what
     // may be lost, and the slot map reloaded after it (the replica promoted, or still to be) is its return.
-    redis.on("-node", () => (lostAt ??= new Date()));
+    // Only a master that goes once the client is ready: a forming cluster's slot maps may leave replicas out
+    // for a moment, and nothing of the hub's passes through a replica.
+    redis.on("-node", (node: { options?: { readOnly?: boolean } }) => {
+      if (redis.status === "ready" && !node.options?.readOnly) lostAt ??= new Date();
+    });
     redis.on("refresh", returned);
   }
 }

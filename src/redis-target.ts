@@ -76,8 +76,6 @@ function openCluster(target: Extract<RedisTarget, { kind: "cluster" }>, options:
     retryDelayOnFailover: 200,
     retryDelayOnTryAgain: 100,
     maxRedirections: 64,
-    // A lost node refreshes the slot map at once rather than at the next MOVED.
-    slotsRefreshInterval: 2000,
   };
   return new Cluster(target.nodes, clusterOptions);
 }
