@@ -8,8 +8,10 @@ import {
   conversationView,
   jobView,
   messageView,
+  tombstoneView,
   toolView,
 } from "./api-views.js";
+import { eraseBody } from "./routes/erasure.js";
 import { humanMessageBody, listQuery, takeoverBody } from "./routes/console.js";
 import {
   agentMessageBody,
@@ -211,6 +213,23 @@ export const apiOperations: ApiOperation[] = [
     body: humanMessageBody,
     responses: { 201: { description: "recorded and queued", schema: z.object({ message: messageView }) } },
     errors: { 404: "no such conversation", 409: "the channel's window is closed (window_closed)" },
+  },
+  {
+    method: "post",
+    path: "/conversations/:id/erase",
+    summary: "Erase the person's data; the conversation stays as a tombstone",
+    description:
+      "Deletes the conversation's messages (every role), its jobs with their arguments, results and progress, " +
+      "turn inputs, uploads, push devices, outgoing events and the Meta webhook deliveries that carry the " +
+      "person's messages; the name and contact details go (the contact becomes `erased:<id>`, so the person " +
+      "writing again starts a new conversation). One transaction, with one `conversation.erased` event. " +
+      "Afterwards a late result for one of its jobs is answered 410 and never delivered, and tool calls, " +
+      "messages and widget sessions for it are refused (410). Erasing again answers the same tombstone.",
+    keys: ["console", "agent"],
+    body: eraseBody,
+    bodyOptional: true,
+    responses: { 200: { description: "erased (or already erased)", schema: z.object({ erasure: tombstoneView }) } },
+    errors: { 404: "no such conversation" },
   },
 ];
 
