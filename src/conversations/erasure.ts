@@ -91,7 +91,11 @@ export async function eraseConversation(
     const at = ctx.now();
     await erasePersonData(tx, row, at);
     const tombstone = tombstoneOf(row, at, actor);
-    const erasure = { by: actor.by, ...(actor.keyId ? { keyId: actor.keyId } : {}), ...(actor.reason ? { reason: actor.reason } : {}) };
+    const erasure = {
+      by: actor.by,
+      ...(actor.keyId ? { keyId: actor.keyId } : {}),
+      ...(actor.reason ? { reason: actor.reason } : {}),
+    };
     // What identified the person goes; `erased:<id>` cannot collide with a real contact, so the person
     // writing again starts a new conversation.
     await tx.query(

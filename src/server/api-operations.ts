@@ -92,7 +92,7 @@ export const apiOperations: ApiOperation[] = [
     keys: ["agent"],
     body: agentMessageBody,
     responses: { 201: { description: "recorded and queued", schema: z.object({ message: messageView }) } },
-    errors: { 404: "no such conversation" },
+    errors: { 404: "no such conversation", 410: "the conversation was erased (erased)" },
   },
   {
     method: "post",
@@ -113,6 +113,7 @@ export const apiOperations: ApiOperation[] = [
     },
     errors: {
       404: "no such conversation or tool",
+      410: "the conversation was erased (erased)",
       429: "too many jobs running in this conversation",
       502: "the tool's backend refused or failed",
     },
@@ -182,7 +183,11 @@ export const apiOperations: ApiOperation[] = [
     keys: ["console"],
     body: takeoverBody,
     responses: { 200: { description: "control is human", schema: z.object({ conversation: conversationView }) } },
-    errors: { 404: "no such conversation", 409: "another human has it (already_taken)" },
+    errors: {
+      404: "no such conversation",
+      409: "another human has it (already_taken)",
+      410: "the conversation was erased (erased)",
+    },
   },
   {
     method: "post",
@@ -190,7 +195,7 @@ export const apiOperations: ApiOperation[] = [
     summary: "Give the conversation back to the agent: one turn runs with every held item",
     keys: ["console"],
     responses: { 200: { description: "control is agent", schema: z.object({ conversation: conversationView }) } },
-    errors: { 404: "no such conversation" },
+    errors: { 404: "no such conversation", 410: "the conversation was erased (erased)" },
   },
   {
     method: "post",
@@ -203,7 +208,7 @@ export const apiOperations: ApiOperation[] = [
       "agent's replies not yet sent are dropped. Closing a closed conversation changes nothing.",
     keys: ["console", "agent"],
     responses: { 200: { description: "closed", schema: z.object({ conversation: conversationView }) } },
-    errors: { 404: "no such conversation" },
+    errors: { 404: "no such conversation", 410: "the conversation was erased (erased)" },
   },
   {
     method: "post",
@@ -212,7 +217,11 @@ export const apiOperations: ApiOperation[] = [
     keys: ["console"],
     body: humanMessageBody,
     responses: { 201: { description: "recorded and queued", schema: z.object({ message: messageView }) } },
-    errors: { 404: "no such conversation", 409: "the channel's window is closed (window_closed)" },
+    errors: {
+      404: "no such conversation",
+      409: "the channel's window is closed (window_closed)",
+      410: "the conversation was erased (erased)",
+    },
   },
   {
     method: "post",
