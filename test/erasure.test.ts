@@ -310,6 +310,16 @@ describe.each(["postgresql", "embedded"] as const)("erasure (%s)", (database) =>
     expect(again.status).toBe(200);
     expect(again.body).toEqual(first.body);
     expect(await hub.db.hubEvent.count({ where: { conversationId: id, type: "conversation.erased" } })).toBe(1);
+    // A message that was already on its way in when the conversation was erased: erasing again removes it.
+    await hub.ctx.sql.query(
+      `INSERT INTO "Message" (id, "conversationId", role, text, "createdAt", "updatedAt")
+       VALUES ($1::uuid, $2::uuid, 'user', 'a straggler', now(), now())`,
+      [randomUUID(), id],
+    );
+    const third = await hub.api("POST", `/v1/conversations/${id}/erase`);
+    expect(third.body).toEqual(first.body);
+    expect(await hub.db.message.count({ where: { conversationId: id } })).toBe(0);
+    expect(await hub.db.hubEvent.count({ where: { conversationId: id, type: "conversation.erased" } })).toBe(1);
 
     // Two at once: one erasure, one event.
     const racing = await hub.conversation("web", `erase-race-${randomUUID()}`);

@@ -71,7 +71,7 @@ export function tombstoneFromRow(row: {
 
 /**
  * Erases one conversation; undefined when there is none with that id. Erasing an erased conversation
- * changes nothing and gives its first tombstone. Concurrent erasures of one conversation are serialised on
+ * gives its first tombstone and writes no event (it only deletes what may have reached it since). Concurrent erasures of one conversation are serialised on
  * its row: one erases, the others find it erased.
  */
 export async function eraseConversation(
@@ -86,6 +86,9 @@ export async function eraseConversation(
     );
     if (!row) return undefined;
     if (row.erasedAt) {
+      // Nothing new is written, but whatever reached the row after it was erased (a message already on its
+      // way in at that instant) goes too.
+      await erasePersonData(tx, row, row.erasedAt);
       return { tombstone: tombstoneOf(row, row.erasedAt, row.erasure ?? { by: "cli" }), erased: false };
     }
     const at = ctx.now();
@@ -137,7 +140,8 @@ async function erasePersonData(tx: SqlQuery, row: LockedConversation, at: Date):
   await tx.query(`DELETE FROM "Job" WHERE "conversationId" = $1::uuid`, [id]);
   await tx.query(`DELETE FROM "Upload" WHERE "conversationId" = $1::uuid`, [id]);
   await tx.query(`DELETE FROM "PushDevice" WHERE "conversationId" = $1::uuid`, [id]);
-  await tx.query(`DELETE FROM "HubEvent" WHERE "conversationId" = $1::uuid`, [id]);
+  // Every event of the conversation but the erasure's own (it holds nothing of the person).
+  await tx.query(`DELETE FROM "HubEvent" WHERE "conversationId" = $1::uuid AND type <> 'conversation.erased'`, [id]);
   if (!isWidgetChannel(row.channel)) await deletePersonWebhooks(tx, row);
 }
 
