@@ -306,6 +306,7 @@ describe("the human-agent console", () => {
       lastInboundAt: expect.any(String),
       closedAt: null,
       handoff: null,
+      erasure: null,
       createdAt: expect.any(String),
       held: 1,
       // Timeline entries are counted: the result and the reply that answers it both wait.

@@ -5,6 +5,7 @@ import addFormats from "ajv-formats";
 import type { Router } from "express";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { consoleRoutes } from "../src/server/routes/console.js";
+import { erasureRoutes } from "../src/server/routes/erasure.js";
 import { v1Routes } from "../src/server/routes/v1.js";
 import { TestHub, CONSOLE_API_KEY } from "./support/test-hub.js";
 import { startToolBackend, type ToolBackend } from "./support/tool-backend.js";
@@ -79,7 +80,11 @@ describe("the OpenAPI document", () => {
   });
 
   it("documents exactly the routes mounted under /v1", () => {
-    const mounted = [...mountedRoutes(consoleRoutes(hub.ctx)), ...mountedRoutes(v1Routes(hub.ctx))].sort();
+    const mounted = [
+      ...mountedRoutes(consoleRoutes(hub.ctx)),
+      ...mountedRoutes(erasureRoutes(hub.ctx)),
+      ...mountedRoutes(v1Routes(hub.ctx)),
+    ].sort();
     const documented = Object.entries(doc.paths)
       .flatMap(([path, operations]) =>
         Object.keys(operations).map((method) => `${method} ${path.replace(/\{(\w+)\}/g, ":$1")}`),
@@ -142,6 +147,15 @@ describe("the OpenAPI document", () => {
     await call("POST", `/conversations/${crypto.randomUUID()}/close`, `${conversation}/close`);
     await hub.settled();
 
+    const erase = `${conversation}/erase`;
+    await call("POST", `/conversations/${id}/erase`, erase, { reason: "the person asked" }, CONSOLE_API_KEY);
+    await call("POST", `/conversations/${id}/erase`, erase);
+    await call("POST", `/conversations/${crypto.randomUUID()}/erase`, erase);
+    await call("POST", `/conversations/not-an-id/erase`, erase);
+    await call("POST", `/conversations/${id}/messages`, `${conversation}/messages`, { text: "still there?" });
+    await call("POST", `/conversations/${id}/takeover`, `${conversation}/takeover`, { agent }, CONSOLE_API_KEY);
+    await call("GET", `/conversations/${id}`, conversation);
+
     // Every success answer the document names was met by a real one.
     const successes = Object.entries(doc.paths).flatMap(([path, operations]) =>
       Object.entries(operations).flatMap(([method, operation]) =>
@@ -151,7 +165,7 @@ describe("the OpenAPI document", () => {
       ),
     );
     expect(successes.filter((answer) => !validated.has(answer))).toEqual([]);
-    for (const answer of ["400", "401", "404", "409"]) {
+    for (const answer of ["400", "401", "404", "409", "410"]) {
       expect(
         [...validated].some((seen) => seen.endsWith(` ${answer}`)),
         answer,

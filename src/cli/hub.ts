@@ -1,4 +1,5 @@
-// The `hub` command: `hub chat`, `hub chat show`, `hub tools check [dir]`, `hub conversation show <id>`, `hub help`.
+// The `hub` command: `hub chat`, `hub chat show`, `hub tools check [dir]`, `hub conversation show <id>`,
+// `hub erase`, `hub help`.
 import { parseArgs } from "node:util";
 import { ConfigError, configuredToolsDir, loadConfig, toolEnvironment } from "../config.js";
 import { formatProblem, loadTools } from "../tools/load-tools.js";
@@ -6,6 +7,7 @@ import { toolEnvHas } from "../tools/tool-env.js";
 import { parseDuration } from "../tools/duration.js";
 import { signedCallbackUrl } from "../jobs/callback-url.js";
 import { chat, currentChat } from "./chat.js";
+import { erase, parseContact, type EraseTarget } from "./erase.js";
 import { renderTimeline } from "./conversation-show.js";
 import { CliError, readTimeline } from "./read-timeline.js";
 import { terminalText } from "./terminal-text.js";
@@ -23,6 +25,10 @@ const usage = `usage:
   hub conversation show <id>      print a conversation's timeline, jobs and delivery decisions
                                   (asks the running hub at HUB_URL, default http://localhost:$PORT;
                                   with no hub running, reads the database itself); exits 1 on an unknown id
+  hub erase --conversation <id> | --contact <channel>:<contact> [--reason "…"]
+                                  erase the person's data (messages, jobs, uploads, devices, events,
+                                  webhook deliveries) and keep a tombstone; --contact erases every
+                                  conversation of that contact on that channel (e.g. whatsapp:56912345678)
   hub help                        this text (also -h, --help)`;
 
 async function run(args: string[]): Promise<number> {
@@ -34,6 +40,7 @@ async function run(args: string[]): Promise<number> {
   if (group === "tools" && command === "check" && rest.length === 0) return checkTools(arg ?? configuredToolsDir());
   if (group === "chat" && command === "show" && rest.length === 0) return showChat(arg);
   if (group === "chat") return runChat(args.slice(1));
+  if (group === "erase") return runErase(args.slice(1));
   if (group === "conversation" && command === "show" && arg && rest.length === 0) return showChat(arg);
   process.stderr.write(`${usage}\n`);
   return 2;
@@ -108,6 +115,33 @@ async function runChat(args: string[]): Promise<number> {
   return chat(loadConfig(), { text, conversation: values.conversation, fresh: values.new, timeoutMs }, (line) =>
     process.stdout.write(`${line}\n`),
   );
+}
+
+async function runErase(args: string[]): Promise<number> {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args,
+      options: { conversation: { type: "string" }, contact: { type: "string" }, reason: { type: "string" } },
+    }));
+  } catch (error) {
+    process.stderr.write(`hub: ${(error as Error).message}\n${usage}\n`);
+    return 2;
+  }
+  if (values.conversation === undefined && values.contact === undefined)
+    return fail("hub erase needs --conversation <id> or --contact <channel>:<contact>");
+  if (values.conversation !== undefined && values.contact !== undefined)
+    return fail("--conversation and --contact cannot go together");
+  const reason = values.reason?.trim();
+  if (values.reason !== undefined && (!reason || reason.length > 500))
+    return fail("--reason takes a sentence of 1 to 500 characters");
+  let target: EraseTarget;
+  if (values.contact !== undefined) {
+    const contact = parseContact(values.contact);
+    if ("error" in contact) return fail(contact.error);
+    target = contact;
+  } else target = { conversation: values.conversation! };
+  return erase(loadConfig(), target, reason, (line) => process.stdout.write(`${line}\n`));
 }
 
 function fail(sentence: string): number {

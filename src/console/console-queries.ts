@@ -93,7 +93,8 @@ export async function conversationTimeline(
   ctx: ConsoleQueryDeps & Partial<MediaLinkDeps>,
   conversationId: string,
 ): Promise<ConversationTimeline> {
-  const conversation = await getConversation(ctx.sql, conversationId);
+  // An erased conversation's timeline is its tombstone (`conversation.erasure`): nothing else is left.
+  const conversation = await getConversation(ctx.sql, conversationId, { readErased: true });
   const [messages, jobs] = await Promise.all([
     ctx.sql.query<MessageRow>(`SELECT * FROM "Message" WHERE "conversationId" = $1::uuid ORDER BY seq LIMIT 1000`, [
       conversation.id,

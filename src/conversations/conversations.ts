@@ -2,6 +2,8 @@
 import { randomUUID } from "node:crypto";
 import type { Sql, SqlQuery } from "../db/sql.js";
 import { notFound } from "../errors.js";
+import { erasedConversation } from "./erased.js";
+import { tombstoneFromRow, type Tombstone } from "./erasure.js";
 import type { Conversation } from "../generated/prisma/client.js";
 import { windowOf, type WindowState } from "../delivery/window.js";
 import { WIDGET_CHANNELS, type Channel } from "../delivery/channel.js";
@@ -22,13 +24,17 @@ export interface ConversationView {
   closedAt: string | null;
   /** The LLM agent handed the conversation to the team (waiting for a person until a hand-back). */
   handoff: { at: string; reason: string | null } | null;
+  /** Erased: the person's data is gone, this is the tombstone; null otherwise. */
+  erasure: Tombstone | null;
   createdAt: string;
 }
 
 type AnyConversation = Pick<
   Conversation,
   "id" | "channel" | "account" | "contact" | "name" | "control" | "lastInboundAt" | "closedAt" | "createdAt"
-> & { humanAgent: unknown } & Partial<Pick<Conversation, "handoffAt" | "handoffReason">>;
+> & { humanAgent: unknown; erasure?: unknown } & Partial<
+    Pick<Conversation, "handoffAt" | "handoffReason" | "erasedAt">
+  >;
 
 export function conversationView(conversation: AnyConversation, now: Date): ConversationView {
   return {
@@ -45,6 +51,12 @@ export function conversationView(conversation: AnyConversation, now: Date): Conv
     handoff: conversation.handoffAt
       ? { at: conversation.handoffAt.toISOString(), reason: conversation.handoffReason ?? null }
       : null,
+    erasure: tombstoneFromRow({
+      id: conversation.id,
+      channel: conversation.channel,
+      erasedAt: conversation.erasedAt ?? null,
+      erasure: conversation.erasure ?? null,
+    }),
     createdAt: conversation.createdAt.toISOString(),
   };
 }
@@ -151,11 +163,20 @@ export async function conversationExists(sql: SqlQuery, id: string): Promise<boo
   return (await sql.query(`SELECT 1 FROM "Conversation" WHERE id = $1::uuid`, [id])).length > 0;
 }
 
-export async function getConversation(sql: SqlQuery, id: string): Promise<ConversationRow> {
+/**
+ * The conversation, or 404; an erased one is 410 (`erased`) unless the caller only reads it (`readErased`):
+ * its row is a tombstone, and nothing more is added to it.
+ */
+export async function getConversation(
+  sql: SqlQuery,
+  id: string,
+  options: { readErased?: boolean } = {},
+): Promise<ConversationRow> {
   const [conversation] = isUuid(id)
     ? await sql.query<ConversationRow>(`SELECT * FROM "Conversation" WHERE id = $1::uuid`, [id])
     : [];
   if (!conversation) throw notFound("conversation");
+  if (conversation.erasedAt && !options.readErased) throw erasedConversation();
   return conversation;
 }
 

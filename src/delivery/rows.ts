@@ -30,6 +30,9 @@ export interface ConversationRow {
   /** The agent asked for a person (hand-off-to-human): when, and its reason; cleared by a hand-back. */
   handoffAt: Date | null;
   handoffReason: string | null;
+  /** Erased (src/conversations/erasure.ts): when, and the tombstone {by, keyId?, reason?}. */
+  erasedAt?: Date | null;
+  erasure?: unknown;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -89,6 +92,7 @@ const CONVERSATION_DATES = [
   "windowClosedAt",
   "handoffAt",
   "closedAt",
+  "erasedAt",
   "createdAt",
   "updatedAt",
 ] as const;

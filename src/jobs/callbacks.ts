@@ -10,6 +10,7 @@ import { HubError, UnavailableError } from "../errors.js";
 import { mapResponse } from "../tools/map-response.js";
 import { attachmentsSchema, requireHttpsInProduction } from "../conversations/attachments.js";
 import { verifyCallbackToken } from "./callback-token.js";
+import { missingJob } from "../conversations/erased.js";
 import { commitProgress, commitResult, readJob, readJobWithControl } from "./job-store.js";
 
 export const PROGRESS_KEPT = 50;
@@ -79,7 +80,7 @@ export async function handleCallback(ctx: CallbackDeps, token: string, rawBody: 
   if ("result" in body) return handleResult(ctx, jobId, claim.tool, body);
 
   const job = await committed(readJobWithControl(sql, jobId));
-  if (!job) throw unknownJob();
+  if (!job) throw await committed(missingJob(sql, jobId, unknownJob));
   const log = { conversation_id: job.conversationId, job_id: job.id, tool: job.tool };
   if (job.status !== "running") throw jobEnded(job.status);
   const outcome = await committed(
@@ -128,7 +129,7 @@ async function handleResult(
 ): Promise<CallbackAnswer> {
   const sql = ctx.ingestSql;
   const known = claimedTool ? undefined : await committed(readJob(sql, jobId));
-  if (!claimedTool && !known) throw unknownJob();
+  if (!claimedTool && !known) throw await committed(missingJob(sql, jobId, unknownJob));
   const tool = claimedTool ?? known!.tool;
   const ok = body.result === "ok";
   const at = ctx.now();
@@ -154,7 +155,8 @@ async function handleResult(
   if (!entry) {
     // Not running: a duplicate of a result already committed, or a job a timeout or a cancel ended.
     const now = await committed(readJob(sql, jobId));
-    if (!now) throw unknownJob();
+    // Gone: its conversation was erased (410, the result is never delivered), or it never was.
+    if (!now) throw await committed(missingJob(sql, jobId, unknownJob));
     if (now.status === "succeeded" || now.status === "failed") return { ok: true, duplicate: true };
     throw jobEnded(now.status);
   }

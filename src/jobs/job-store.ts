@@ -233,12 +233,15 @@ export async function recordStart(
     timeoutAt: Date;
     at: Date;
   },
-): Promise<{ job: JobRow; deduplicated: boolean } | "too_many" | "no_conversation"> {
+): Promise<{ job: JobRow; deduplicated: boolean } | "too_many" | "no_conversation" | "erased"> {
   return sql.transaction(async (tx) => {
-    const locked = await tx.query(`SELECT id FROM "Conversation" WHERE id = $1::uuid FOR UPDATE`, [
-      start.conversationId,
-    ]);
-    if (locked.length === 0) return "no_conversation" as const;
+    const [locked] = await tx.query<{ erased: boolean }>(
+      `SELECT "erasedAt" IS NOT NULL AS erased FROM "Conversation" WHERE id = $1::uuid FOR UPDATE`,
+      [start.conversationId],
+    );
+    if (!locked) return "no_conversation" as const;
+    // An erasure that committed while this start waited for the row: the conversation takes no more jobs.
+    if (locked.erased) return "erased" as const;
     // A statement of its own after the lock: its snapshot sees every start that committed before it.
     const [row] = await tx.query<{ created: Json | null; existing: Json | null; running: string }>(
       `WITH existing AS (SELECT * FROM "Job" WHERE "runningKey" = $1),

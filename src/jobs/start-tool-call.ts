@@ -3,9 +3,10 @@
 import { createHash } from "node:crypto";
 import canonicalize from "canonicalize";
 import type { JobDeps } from "./job-deps.js";
-import { conversationExists } from "../conversations/conversations.js";
+import { requireLiveConversation } from "../conversations/erased.js";
 import { afterCommit } from "../delivery/effects.js";
 import { HubError, notFound } from "../errors.js";
+import { erasedConversation } from "../conversations/erased.js";
 import { mapResponse, type ToolResult } from "../tools/map-response.js";
 import { renderToolRequest } from "../tools/render-request.js";
 import type { Tool } from "../tools/tool-file.js";
@@ -28,7 +29,7 @@ export async function startToolCall(
   conversationId: string,
   input: ToolCallInput,
 ): Promise<ToolCallOutcome> {
-  if (!(await conversationExists(ctx.sql, conversationId))) throw notFound("conversation");
+  await requireLiveConversation(ctx.sql, conversationId);
   const conversation = { id: conversationId };
   const tool = ctx.tools.get(input.tool);
   if (!tool)
@@ -63,6 +64,7 @@ export async function startToolCall(
     at: ctx.now(),
   });
   if (started === "no_conversation") throw notFound("conversation");
+  if (started === "erased") throw erasedConversation();
   if (started === "too_many") {
     throw new HubError(429, "too_many_jobs", `a conversation can have at most ${MAX_RUNNING_JOBS} running jobs`);
   }

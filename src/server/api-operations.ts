@@ -8,8 +8,10 @@ import {
   conversationView,
   jobView,
   messageView,
+  tombstoneView,
   toolView,
 } from "./api-views.js";
+import { eraseBody } from "./routes/erasure.js";
 import { humanMessageBody, listQuery, takeoverBody } from "./routes/console.js";
 import {
   agentMessageBody,
@@ -90,7 +92,7 @@ export const apiOperations: ApiOperation[] = [
     keys: ["agent"],
     body: agentMessageBody,
     responses: { 201: { description: "recorded and queued", schema: z.object({ message: messageView }) } },
-    errors: { 404: "no such conversation" },
+    errors: { 404: "no such conversation", 410: "the conversation was erased (erased)" },
   },
   {
     method: "post",
@@ -111,6 +113,7 @@ export const apiOperations: ApiOperation[] = [
     },
     errors: {
       404: "no such conversation or tool",
+      410: "the conversation was erased (erased)",
       429: "too many jobs running in this conversation",
       502: "the tool's backend refused or failed",
     },
@@ -180,7 +183,11 @@ export const apiOperations: ApiOperation[] = [
     keys: ["console"],
     body: takeoverBody,
     responses: { 200: { description: "control is human", schema: z.object({ conversation: conversationView }) } },
-    errors: { 404: "no such conversation", 409: "another human has it (already_taken)" },
+    errors: {
+      404: "no such conversation",
+      409: "another human has it (already_taken)",
+      410: "the conversation was erased (erased)",
+    },
   },
   {
     method: "post",
@@ -188,7 +195,7 @@ export const apiOperations: ApiOperation[] = [
     summary: "Give the conversation back to the agent: one turn runs with every held item",
     keys: ["console"],
     responses: { 200: { description: "control is agent", schema: z.object({ conversation: conversationView }) } },
-    errors: { 404: "no such conversation" },
+    errors: { 404: "no such conversation", 410: "the conversation was erased (erased)" },
   },
   {
     method: "post",
@@ -201,7 +208,7 @@ export const apiOperations: ApiOperation[] = [
       "agent's replies not yet sent are dropped. Closing a closed conversation changes nothing.",
     keys: ["console", "agent"],
     responses: { 200: { description: "closed", schema: z.object({ conversation: conversationView }) } },
-    errors: { 404: "no such conversation" },
+    errors: { 404: "no such conversation", 410: "the conversation was erased (erased)" },
   },
   {
     method: "post",
@@ -210,7 +217,28 @@ export const apiOperations: ApiOperation[] = [
     keys: ["console"],
     body: humanMessageBody,
     responses: { 201: { description: "recorded and queued", schema: z.object({ message: messageView }) } },
-    errors: { 404: "no such conversation", 409: "the channel's window is closed (window_closed)" },
+    errors: {
+      404: "no such conversation",
+      409: "the channel's window is closed (window_closed)",
+      410: "the conversation was erased (erased)",
+    },
+  },
+  {
+    method: "post",
+    path: "/conversations/:id/erase",
+    summary: "Erase the person's data; the conversation stays as a tombstone",
+    description:
+      "Deletes the conversation's messages (every role), its jobs with their arguments, results and progress, " +
+      "turn inputs, uploads, push devices, outgoing events and the Meta webhook deliveries that carry the " +
+      "person's messages; the name and contact details go (the contact becomes `erased:<id>`, so the person " +
+      "writing again starts a new conversation). One transaction, with one `conversation.erased` event. " +
+      "Afterwards a late result for one of its jobs is answered 410 and never delivered, and tool calls, " +
+      "messages and widget sessions for it are refused (410). Erasing again answers the same tombstone.",
+    keys: ["console", "agent"],
+    body: eraseBody,
+    bodyOptional: true,
+    responses: { 200: { description: "erased (or already erased)", schema: z.object({ erasure: tombstoneView }) } },
+    errors: { 404: "no such conversation" },
   },
 ];
 

@@ -25,6 +25,16 @@ export const errorView = z.object({
   }),
 });
 
+/** What is left of an erased conversation: when, by whom (which kind of key, a non-secret id of it), why. */
+export const tombstoneView = z.object({
+  conversationId: z.uuid(),
+  channel: z.enum(CHANNELS),
+  erasedAt: isoTime,
+  by: z.enum(["console", "agent", "cli"]),
+  keyId: z.string().optional().describe("which key: its setting and the first 12 hex digits of its SHA-256"),
+  reason: z.string().optional(),
+});
+
 export const conversationView = z.object({
   id: z.uuid(),
   channel: z.enum(CHANNELS),
@@ -50,6 +60,9 @@ export const conversationView = z.object({
     .object({ at: isoTime, reason: z.string().nullable() })
     .nullable()
     .describe("the LLM agent handed the conversation to the team (hand-off-to-human): waiting for a person"),
+  erasure: tombstoneView
+    .nullable()
+    .describe("erased (POST /v1/conversations/{id}/erase): the person's data is gone and this is what is left"),
   createdAt: isoTime,
 });
 

@@ -11,6 +11,7 @@ import { callbackRoutes } from "./routes/callbacks.js";
 import { healthRoutes } from "./routes/health.js";
 import { v1Routes } from "./routes/v1.js";
 import { consoleRoutes } from "./routes/console.js";
+import { erasureRoutes } from "./routes/erasure.js";
 import { widgetRoutes } from "./routes/widget.js";
 import { widgetUploadRoutes } from "./routes/widget-uploads.js";
 import { metaWebhookRoutes } from "./routes/meta-webhooks.js";
@@ -60,6 +61,7 @@ export function createApp(ctx: HubContext): Express {
     express.json({ limit: "1mb" }),
     guardJson(),
     consoleRoutes(ctx),
+    erasureRoutes(ctx),
     v1Routes(ctx),
   );
   // Before /widget's JSON parser: an upload's body is the file itself.

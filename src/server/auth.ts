@@ -35,3 +35,11 @@ export function requireBearer(keys: Partial<Record<Principal, string>>) {
     next();
   };
 }
+
+/**
+ * A key's name for the record (an erasure's tombstone): which setting it is and the first 12 hex digits of
+ * its SHA-256 — enough to tell keys apart after a rotation, nothing to recover the key from.
+ */
+export function keyIdOf(setting: string, key: string): string {
+  return `${setting}:${createHash("sha256").update(key).digest("hex").slice(0, 12)}`;
+}

@@ -1,4 +1,5 @@
 // The human-agent console's API (Bearer CONSOLE_API_KEY): take over, reply, hand back.
+import { requireLiveConversation } from "../../conversations/erased.js";
 import { attachmentsSchema, buttonsSchema, requireHttpsInProduction } from "../../conversations/attachments.js";
 import { Router } from "express";
 import { z } from "zod";
@@ -61,22 +62,26 @@ export function consoleRoutes(ctx: HubContext): Router {
 
   // The agent runtime or a human may close a conversation; the person writing again reopens it.
   router.post("/conversations/:id/close", eitherKey, async (req, res) => {
+    await requireLiveConversation(ctx.sql, req.params.id as string);
     const conversation = await closeOnRequest(ctx, req.params.id as string);
     res.json({ conversation: conversationView(conversation, ctx.now()) });
   });
 
   router.post("/conversations/:id/takeover", consoleOnly, async (req, res) => {
+    await requireLiveConversation(ctx.sql, req.params.id as string);
     const body = parseInput(takeoverBody, req.body);
     const conversation = await takeOver(ctx, req.params.id as string, body.agent);
     res.json({ conversation: conversationView(conversation, ctx.now()) });
   });
 
   router.post("/conversations/:id/handback", consoleOnly, async (req, res) => {
+    await requireLiveConversation(ctx.sql, req.params.id as string);
     const conversation = await handBack(ctx, req.params.id as string);
     res.json({ conversation: conversationView(conversation, ctx.now()) });
   });
 
   router.post("/conversations/:id/human-messages", consoleOnly, async (req, res) => {
+    await requireLiveConversation(ctx.sql, req.params.id as string);
     const body = parseInput(humanMessageBody, req.body);
     requireHttpsInProduction(ctx.config.production, body.attachments, "attachments");
     const message = await postHumanMessage(ctx, req.params.id as string, body.text, body.agent, body);

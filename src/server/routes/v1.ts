@@ -71,13 +71,13 @@ export function v1Routes(ctx: HubContext): Router {
   });
 
   router.get("/conversations/:id", agentOnly, async (req, res) => {
-    const conversation = await getConversation(ctx.sql, req.params.id as string);
+    const conversation = await getConversation(ctx.sql, req.params.id as string, { readErased: true });
     res.json({ conversation: conversationView(conversation, ctx.now()) });
   });
 
   router.get("/conversations/:id/messages", agentOnly, async (req, res) => {
     const query = parseInput(messagesQuery, req.query);
-    const conversation = await getConversation(ctx.sql, req.params.id as string);
+    const conversation = await getConversation(ctx.sql, req.params.id as string, { readErased: true });
     const messages = await listMessages(ctx.sql, conversation.id, { afterId: query.after, limit: query.limit });
     const links = mediaLinks(ctx);
     res.json({ messages: messages.map((message) => messageView(message, links)) });

@@ -3,6 +3,7 @@
 // Every answer is the same whether the address was new, the conversation's own or another conversation's
 // (201 to a registration, 204 to an unregistration): a visitor holding someone's endpoint or token learns
 // nothing from posting it.
+import { erasedConversation, isErased } from "../../conversations/erased.js";
 import { randomUUID } from "node:crypto";
 import { Router, type Request } from "express";
 import { z } from "zod";
@@ -57,6 +58,7 @@ async function conversationOf(ctx: HubContext, req: Request): Promise<string> {
   }
   const verdict = await ctx.limits.receipt(conversationId);
   if (!verdict.ok) throw rateLimited(verdict.retryAfterMs);
+  if (await isErased(ctx.sql, conversationId)) throw erasedConversation();
   return conversationId;
 }
 

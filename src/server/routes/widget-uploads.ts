@@ -1,6 +1,7 @@
 // POST /widget/uploads: the person attaches a file in the widget. The raw body is the file, its type the
 // Content-Type, its name `?name=`; the widget token (`Authorization: Bearer <token>`) says whose
 // conversation it goes to. The token, the type and the declared length are checked before the body is read.
+import { erasedConversation, isErased } from "../../conversations/erased.js";
 import express, { Router, type NextFunction, type Request, type Response } from "express";
 import { z } from "zod";
 import { checkWidgetToken } from "../../channels/widget/widget-token.js";
@@ -65,6 +66,7 @@ export function widgetUploadRoutes(ctx: HubContext): Router {
     if (declared > maxBytes) throw tooLarge(maxBytes);
     const verdict = await ctx.limits.message(conversationId, req.ip ?? "");
     if (!verdict.ok) throw rateLimited(verdict.retryAfterMs);
+    if (await isErased(ctx.sql, conversationId)) throw erasedConversation();
     res.locals.conversationId = conversationId;
     res.locals.mimeType = type;
     res.locals.name = name;

@@ -9,6 +9,7 @@ import { z } from "zod";
 import { roomOf, type SendAnswer, type WidgetJob } from "../../channels/widget/events.js";
 import { widgetMessage, widgetRunningJob } from "../../channels/widget/widget-channel.js";
 import { checkWidgetToken } from "../../channels/widget/widget-token.js";
+import { isErased } from "../../conversations/erased.js";
 import type { HubContext } from "../../context.js";
 import { MAX_ATTACHMENTS } from "../../conversations/attachments.js";
 import { receiveUserMessage } from "../../conversations/inbound.js";
@@ -81,6 +82,8 @@ export function attachWidgetNamespace(ctx: HubContext): void {
     void (async () => {
       const verdict = await ctx.limits.connection(addressOf(socket.request));
       if (!verdict.ok) return next(refusal("rate_limited", verdict.retryAfterMs));
+      // A token of an erased conversation opens nothing: the client starts a new session.
+      if (await isErased(ctx.sql, conversationId)) return next(refusal("erased"));
       const release = ctx.limits.openSocket(conversationId);
       if (!release) return next(refusal("too_many_connections"));
       // A socket whose connection closes before it is connected never emits "disconnect": its slot goes
@@ -144,6 +147,7 @@ export function attachWidgetNamespace(ctx: HubContext): void {
         if (!parsed.success) return reply(invalid(parsed.error));
         const verdict = await ctx.limits.message(conversationId, address);
         if (!verdict.ok) return reply(rateLimited(verdict.retryAfterMs));
+        if (await isErased(ctx.sql, conversationId)) return reply(erased);
         const { text, clientId, payload: tapped } = parsed.data;
         const ids = parsed.data.attachments.map((attachment) => attachment.uploadId);
         const { attachments, unknown } = await uploadsOf(ctx.sql, conversationId, ids);
@@ -197,6 +201,15 @@ export function attachWidgetNamespace(ctx: HubContext): void {
       ),
     );
   });
+}
+
+const erased: SendAnswer = {
+  error: { code: "erased", message: "this conversation was erased: start a new session" },
+};
+
+/** Closes every widget socket of the conversation, on every process (the adapter carries it): it was erased. */
+export function disconnectConversation(ctx: Pick<HubContext, "realtime">, conversationId: string): void {
+  ctx.realtime.widget.in(roomOf(conversationId)).disconnectSockets(true);
 }
 
 /** A refused connection; the client sees `connect_error` with this message and `data`. */
