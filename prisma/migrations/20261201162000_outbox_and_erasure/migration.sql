@@ -1,5 +1,5 @@
 -- Outgoing events: the outbox. A row is written in the same transaction as the change it tells of, so an
--- event exists exactly when its change was committed; its deliveries to the operator's endpoints follow.
+-- event exists exactly when its change was committed, and its deliveries to the operator's endpoints follow.
 CREATE TABLE "HubEvent" (
     "id" UUID NOT NULL,
     "seq" BIGSERIAL NOT NULL,
