@@ -1,4 +1,5 @@
-// The `hub` command: `hub chat`, `hub chat show`, `hub tools check [dir]`, `hub conversation show <id>`, `hub help`.
+// The `hub` command: `hub chat`, `hub chat show`, `hub tools check [dir]`, `hub conversation show <id>`,
+// `hub data prune [--dry-run]`, `hub help`.
 import { parseArgs } from "node:util";
 import { ConfigError, configuredToolsDir, loadConfig, toolEnvironment } from "../config.js";
 import { formatProblem, loadTools } from "../tools/load-tools.js";
@@ -9,6 +10,7 @@ import { chat, currentChat } from "./chat.js";
 import { renderTimeline } from "./conversation-show.js";
 import { CliError, readTimeline } from "./read-timeline.js";
 import { terminalText } from "./terminal-text.js";
+import { dataPrune } from "./data-prune.js";
 
 const usage = `usage:
   hub chat ["text"] [--new] [--conversation <id>] [--timeout 10m]
@@ -23,6 +25,9 @@ const usage = `usage:
   hub conversation show <id>      print a conversation's timeline, jobs and delivery decisions
                                   (asks the running hub at HUB_URL, default http://localhost:$PORT;
                                   with no hub running, reads the database itself); exits 1 on an unknown id
+  hub data prune [--dry-run]      delete now what is past its retention (RETAIN_*, WEBHOOK_RETENTION), in
+                                  batches, and print what went per kind; --dry-run prints what would go
+                                  (how many, oldest and newest) and deletes nothing
   hub help                        this text (also -h, --help)`;
 
 async function run(args: string[]): Promise<number> {
@@ -35,6 +40,7 @@ async function run(args: string[]): Promise<number> {
   if (group === "chat" && command === "show" && rest.length === 0) return showChat(arg);
   if (group === "chat") return runChat(args.slice(1));
   if (group === "conversation" && command === "show" && arg && rest.length === 0) return showChat(arg);
+  if (group === "data" && command === "prune") return pruneData(args.slice(2));
   process.stderr.write(`${usage}\n`);
   return 2;
 }
@@ -108,6 +114,18 @@ async function runChat(args: string[]): Promise<number> {
   return chat(loadConfig(), { text, conversation: values.conversation, fresh: values.new, timeoutMs }, (line) =>
     process.stdout.write(`${line}\n`),
   );
+}
+
+async function pruneData(args: string[]): Promise<number> {
+  let dryRun: boolean;
+  try {
+    const { values } = parseArgs({ args, options: { "dry-run": { type: "boolean", default: false } } });
+    dryRun = values["dry-run"];
+  } catch (error) {
+    process.stderr.write(`hub: ${(error as Error).message}\n${usage}\n`);
+    return 2;
+  }
+  return dataPrune(loadConfig(), { dryRun }, (line) => process.stdout.write(`${line}\n`));
 }
 
 function fail(sentence: string): number {
