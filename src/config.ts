@@ -13,6 +13,7 @@ import { productionProblems, productionWarnings, type ConfigWarning } from "./co
 import { resolveSecrets, type Secrets } from "./config/secrets.js";
 import { redisTargetOf, type RedisTarget } from "./redis-target.js";
 import { mediaConfig, type MediaConfig } from "./media/media-config.js";
+import { retentionConfig, type RetentionConfig } from "./retention/retention-config.js";
 
 export { configuredToolsDir, toolEnvironment, type Env } from "./config/env.js";
 export type { LlmConfig } from "./config/llm-config.js";
@@ -95,6 +96,8 @@ export interface Config {
   };
   /** Web Push and FCM notifications for widget conversations whose results wait with the chat closed. */
   push: PushConfig;
+  /** How long ended jobs' data, idle conversations, uploads and outgoing events are kept (src/retention/). */
+  retention: RetentionConfig;
 }
 
 /** Every problem of the configuration at once, each as "SETTING: reason". */
@@ -209,5 +212,6 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       webhookRetentionMs: env.WEBHOOK_RETENTION,
     },
     push,
+    retention: retentionConfig(env),
   };
 }

@@ -1,5 +1,5 @@
 // The `hub` command: `hub chat`, `hub chat show`, `hub tools check [dir]`, `hub conversation show <id>`,
-// `hub erase`, `hub help`.
+// `hub erase`, `hub data prune [--dry-run]`, `hub help`.
 import { parseArgs } from "node:util";
 import { ConfigError, configuredToolsDir, loadConfig, toolEnvironment } from "../config.js";
 import { formatProblem, loadTools } from "../tools/load-tools.js";
@@ -11,6 +11,7 @@ import { erase, parseContact, type EraseTarget } from "./erase.js";
 import { renderTimeline } from "./conversation-show.js";
 import { CliError, readTimeline } from "./read-timeline.js";
 import { terminalText } from "./terminal-text.js";
+import { dataPrune } from "./data-prune.js";
 
 const usage = `usage:
   hub chat ["text"] [--new] [--conversation <id>] [--timeout 10m]
@@ -29,6 +30,9 @@ const usage = `usage:
                                   erase the person's data (messages, jobs, uploads, devices, events,
                                   webhook deliveries) and keep a tombstone; --contact erases every
                                   conversation of that contact on that channel (e.g. whatsapp:56912345678)
+  hub data prune [--dry-run]      delete now what is past its retention (RETAIN_*, WEBHOOK_RETENTION), in
+                                  batches, and print what went per kind; --dry-run prints what would go
+                                  (how many, oldest and newest) and deletes nothing
   hub help                        this text (also -h, --help)`;
 
 async function run(args: string[]): Promise<number> {
@@ -42,6 +46,7 @@ async function run(args: string[]): Promise<number> {
   if (group === "chat") return runChat(args.slice(1));
   if (group === "erase") return runErase(args.slice(1));
   if (group === "conversation" && command === "show" && arg && rest.length === 0) return showChat(arg);
+  if (group === "data" && command === "prune") return pruneData(args.slice(2));
   process.stderr.write(`${usage}\n`);
   return 2;
 }
@@ -142,6 +147,18 @@ async function runErase(args: string[]): Promise<number> {
     target = contact;
   } else target = { conversation: values.conversation! };
   return erase(loadConfig(), target, reason, (line) => process.stdout.write(`${line}\n`));
+}
+
+async function pruneData(args: string[]): Promise<number> {
+  let dryRun: boolean;
+  try {
+    const { values } = parseArgs({ args, options: { "dry-run": { type: "boolean", default: false } } });
+    dryRun = values["dry-run"];
+  } catch (error) {
+    process.stderr.write(`hub: ${(error as Error).message}\n${usage}\n`);
+    return 2;
+  }
+  return dataPrune(loadConfig(), { dryRun }, (line) => process.stdout.write(`${line}\n`));
 }
 
 function fail(sentence: string): number {

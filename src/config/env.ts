@@ -4,6 +4,7 @@ import path from "node:path";
 import { z } from "zod";
 import { pushEnvShape } from "../push/push-config.js";
 import { mediaEnvShape } from "../media/media-config.js";
+import { retentionEnvShape } from "../retention/retention-config.js";
 import { parseSpan } from "../tools/duration.js";
 
 const optional = z
@@ -122,6 +123,8 @@ export const envSchema = z.object({
   ...pushEnvShape,
   // Files people send: MEDIA_*, WIDGET_UPLOAD_*, AGENT_MODEL_IMAGES (src/media/media-config.ts).
   ...mediaEnvShape,
+  // How long jobs' data, conversations, uploads and outgoing events are kept: RETAIN_* (src/retention/).
+  ...retentionEnvShape,
 });
 
 export type Env = z.input<typeof envSchema>;

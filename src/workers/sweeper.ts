@@ -3,6 +3,8 @@
 // delivery never processed, a cancel request still owed, a push notification owed, a re-run's start call
 // still owed. It also expires results past their `deliver_within`, so the timeline shows it without waiting
 // for a turn, and deletes webhook deliveries processed longer ago than WEBHOOK_RETENTION.
+// Retention (src/retention/: jobs' data, idle conversations, uploads, outgoing events past RETAIN_*) runs
+// in it too, at most once a minute per process.
 import type { HubContext } from "../context.js";
 import { sweepWebhooks } from "../channels/meta/meta-webhooks.js";
 import { deleteExpiredWebhooks } from "../channels/meta/webhook-retention.js";
@@ -11,6 +13,7 @@ import { startOwedReruns } from "../jobs/rerun.js";
 import { expireStaleResults } from "../delivery/stale-results.js";
 import { errorKey } from "../log-throttle.js";
 import { sweepPushes } from "../push/send-pushes.js";
+import { pruneState, pruneStep, type PruneCounts, type PruneState } from "../retention/prune-pass.js";
 
 /**
  * Inputs or outgoing messages untouched this long may have lost their turn (its process died: its lease
@@ -25,7 +28,33 @@ async function requestLostTurns(ctx: HubContext): Promise<number> {
   return waiting.length;
 }
 
-export async function sweepOnce(ctx: HubContext): Promise<{
+/** Retention needs no hurry: one short pass a minute (on the process's own clock, not the hub's). */
+const PRUNE_EVERY_MS = 60_000;
+
+/** Where this process's retention is: its pass over the conversations, and when it last ran. */
+export interface SweepState {
+  prune: PruneState;
+  prunedAt: number | undefined;
+}
+
+export function sweepState(): SweepState {
+  return { prune: pruneState(), prunedAt: undefined };
+}
+
+/** The retention step, when its minute has come; what it deleted, when anything. */
+async function pruneWhenDue(ctx: HubContext, state: SweepState): Promise<PruneCounts | undefined> {
+  const at = performance.now();
+  if (state.prunedAt !== undefined && at - state.prunedAt < PRUNE_EVERY_MS) return undefined;
+  state.prunedAt = at;
+  const counts = await pruneStep(ctx, state.prune);
+  if (Object.values(counts).some((n) => n > 0)) ctx.log.info({ pruned: counts }, "retention: deleted what is past it");
+  return counts;
+}
+
+export async function sweepOnce(
+  ctx: HubContext,
+  state: SweepState = sweepState(),
+): Promise<{
   turns: number;
   webhooks: number;
   webhooksDeleted: number;
@@ -33,6 +62,8 @@ export async function sweepOnce(ctx: HubContext): Promise<{
   pushes: number;
   expired: number;
   reruns: number;
+  /** Retention's deletions, on the sweeps it ran in. */
+  pruned: PruneCounts | undefined;
 }> {
   const expired = await expireStaleResults(ctx);
   const turns = await requestLostTurns(ctx);
@@ -42,14 +73,16 @@ export async function sweepOnce(ctx: HubContext): Promise<{
   const cancels = await resendOwedCancelRequests(ctx);
   const pushes = await sweepPushes(ctx);
   const reruns = await startOwedReruns(ctx);
-  return { turns, webhooks, webhooksDeleted, cancels, pushes, expired, reruns };
+  const pruned = await pruneWhenDue(ctx, state);
+  return { turns, webhooks, webhooksDeleted, cancels, pushes, expired, reruns, pruned };
 }
 
 export function startSweeper(ctx: HubContext): { stop(): Promise<void> } {
   let running: Promise<unknown> | undefined;
+  const state = sweepState();
   const timer = setInterval(() => {
     if (running) return; // the last sweep is still going (Redis or the database is slow): skip a tick
-    running = sweepOnce(ctx)
+    running = sweepOnce(ctx, state)
       .catch((error: unknown) => ctx.warnRepeated(`sweep:${errorKey(error)}`, { err: error }, "sweep failed"))
       .finally(() => (running = undefined));
   }, ctx.config.outboxSweepMs);

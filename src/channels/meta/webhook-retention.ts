@@ -2,14 +2,21 @@
 // WEBHOOK_RETENTION (it holds what people wrote; nothing needs it once processed), and a delivery whose
 // events are all older than that is not processed at all — it is a replay, or a retry Meta has long given up
 // on, and with its row gone nothing would tell it from a new one.
-import type { HubContext } from "../../context.js";
+import type { SqlQuery } from "../../db/sql.js";
+
+/** What deleting old deliveries needs (HubContext has it; so does `hub data prune`). */
+export interface WebhookRetentionDeps {
+  sql: SqlQuery;
+  now(): Date;
+  config: { meta: { webhookRetentionMs: number } };
+}
 
 /** Rows one statement deletes, and statements one sweep runs: a backlog is worked off over a few sweeps. */
 const DELETE_BATCH = 1000;
 const BATCHES_PER_SWEEP = 10;
 
 /** Deletes processed deliveries received before the retention; how many. */
-export async function deleteExpiredWebhooks(ctx: HubContext): Promise<number> {
+export async function deleteExpiredWebhooks(ctx: WebhookRetentionDeps): Promise<number> {
   const before = new Date(ctx.now().getTime() - ctx.config.meta.webhookRetentionMs);
   let deleted = 0;
   for (let batch = 0; batch < BATCHES_PER_SWEEP; batch++) {
