@@ -109,7 +109,7 @@ export interface EventsConfig {
   retryForMs: number;
   /** How long one post may take before it counts as failed. */
   timeoutMs: number;
-  /** Posts in flight at once per process (each to a different conversation). */
+  /** Posts in flight at once per endpoint and process (each to a different conversation). */
   concurrency: number;
   /** How often a process looks for events to send when it has none in hand. */
   pollMs: number;

@@ -66,8 +66,8 @@ export function createMetrics() {
     pushRegistrations: counter("hub_push_registrations_total", "Push devices registered, by platform", ["platform"]),
     events: counter(
       "hub_events_total",
-      "Outgoing event posts by endpoint (its position in the settings) and outcome (delivered, retried, dropped)",
-      ["endpoint_index", "outcome"],
+      "Outgoing event posts by endpoint (its position in the settings, never its URL) and outcome (delivered, retried, dropped)",
+      ["endpoint", "outcome"],
     ),
   };
 }

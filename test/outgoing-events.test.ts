@@ -13,7 +13,7 @@ import { EventReceiver, type ReceivedEvent } from "./support/event-receiver.js";
 import { spawnHub, startHubProcess } from "./support/hub-process.js";
 import { eventually } from "./support/services.js";
 import { CONSOLE_API_KEY, TestHub } from "./support/test-hub.js";
-import { startToolBackend, type ToolBackend } from "./support/tool-backend.js";
+import { startToolBackend, TOOL_KEY, type ToolBackend } from "./support/tool-backend.js";
 import { matchTherapists } from "./support/tool-files.js";
 import { openSession, WidgetClient } from "./support/widget-client.js";
 
@@ -205,8 +205,8 @@ describe("outgoing events: failures and settings", () => {
     const posted = receiver.posts.filter((post) => all.includes(post.event.id));
     expect(posted).toHaveLength(all.length);
     const metrics = await hub.ctx.metrics.registry.getSingleMetricAsString("hub_events_total");
-    expect(metrics).toMatch(/hub_events_total\{endpoint_index="0",outcome="retried"\} [1-9]/);
-    expect(metrics).toMatch(/hub_events_total\{endpoint_index="0",outcome="delivered"\} [1-9]/);
+    expect(metrics).toMatch(/hub_events_total\{endpoint="0",outcome="retried"\} [1-9]/);
+    expect(metrics).toMatch(/hub_events_total\{endpoint="0",outcome="delivered"\} [1-9]/);
   });
 
   it("an endpoint answering 500 is retried until it takes the event; past EVENTS_RETRY_FOR it is dropped", async () => {
@@ -242,7 +242,7 @@ describe("outgoing events: failures and settings", () => {
     );
     expect(receiver.events().some((e) => e.id === event!.id)).toBe(false);
     const metrics = await hub.ctx.metrics.registry.getSingleMetricAsString("hub_events_total");
-    expect(metrics).toMatch(/hub_events_total\{endpoint_index="0",outcome="dropped"\} 1/);
+    expect(metrics).toMatch(/hub_events_total\{endpoint="0",outcome="dropped"\} 1/);
     expect(metrics).not.toContain(receiver.url);
   });
 
@@ -286,6 +286,46 @@ describe("outgoing events: failures and settings", () => {
       await client.end();
       await first.dispose();
       await target.stop();
+    }
+  });
+
+  it("two hub processes on one database post each event once, every conversation in order", async () => {
+    receiver.delayMs = 150;
+    const sibling = spawnHub(
+      hub.siblingEnv({ PORT: "0", HUB_ROLE: "worker", CLINIC_API: backend.url, CLINIC_API_KEY: TOOL_KEY }),
+    );
+    try {
+      await sibling.waitFor("chat-delivery-hub is running");
+      const conversations = await Promise.all(Array.from({ length: 6 }, () => hub.conversation()));
+      await Promise.all(
+        conversations.map(async (conversationId) => {
+          for (let i = 0; i < 4; i++)
+            await hub.api("POST", `/v1/conversations/${conversationId}/messages`, { text: `line ${i}` });
+        }),
+      );
+      const owed = await hub.ctx.sql.query<{ id: string; conversationId: string }>(
+        `SELECT id, "conversationId" FROM "HubEvent" WHERE "conversationId" = ANY($1::uuid[]) ORDER BY seq`,
+        [conversations],
+      );
+      await eventually(
+        async () =>
+          (
+            await hub.ctx.sql.query<{ owed: string }>(
+              `SELECT count(*) AS owed FROM "HubEventDelivery" WHERE "conversationId" = ANY($1::uuid[])
+                 AND "deliveredAt" IS NULL`,
+              [conversations],
+            )
+          )[0]!.owed === "0",
+        "every event delivered",
+        30_000,
+      );
+      const ids = owed.map((event) => event.id);
+      const posts = receiver.posts.filter((post) => ids.includes(post.event.id));
+      expect(posts.map((post) => post.event.id).sort()).toEqual([...ids].sort());
+      for (const conversationId of conversations) expectInOrder(receiver.of(conversationId));
+    } finally {
+      receiver.delayMs = 0;
+      await sibling.stop();
     }
   });
 

@@ -71,7 +71,6 @@ async function post(endpoint: EventEndpoint, owed: OwedEvent, timeoutMs: number,
 export function startEventSender(deps: EventSenderDeps): { stop(): Promise<void> } {
   const { events, sql } = deps;
   const byKey = new Map(events.endpoints.map((endpoint) => [endpoint.key, endpoint]));
-  const keys = [...byKey.keys()];
   const leaseMs = events.timeoutMs + LEASE_MARGIN_MS;
   const inFlight = new Map<string, { owed: OwedEvent; done: Promise<void> }>();
   const abort = new AbortController();
@@ -90,7 +89,7 @@ export function startEventSender(deps: EventSenderDeps): { stop(): Promise<void>
     if (failure === "stopped") return; // its lease is let go of by stop()
     if (failure === undefined) {
       await markDelivered(sql, owed);
-      deps.metrics.events.inc({ endpoint_index: index, outcome: "delivered" });
+      deps.metrics.events.inc({ endpoint: index, outcome: "delivered" });
       return;
     }
     const outcome = await markFailed(
@@ -101,7 +100,7 @@ export function startEventSender(deps: EventSenderDeps): { stop(): Promise<void>
       events.retryForMs,
     );
     if (outcome === "gone") return;
-    deps.metrics.events.inc({ endpoint_index: index, outcome });
+    deps.metrics.events.inc({ endpoint: index, outcome });
     const label = endpointLabel(endpoint);
     if (outcome === "dropped")
       deps.log.warn(
@@ -118,11 +117,14 @@ export function startEventSender(deps: EventSenderDeps): { stop(): Promise<void>
 
   async function loop(): Promise<void> {
     while (!stopped) {
-      let taken: OwedEvent[] = [];
-      const free = events.concurrency - inFlight.size;
-      if (free > 0) {
+      // Each endpoint has its own posts in flight: a slow one cannot hold up another.
+      const taken: OwedEvent[] = [];
+      for (const endpoint of events.endpoints) {
+        const busy = [...inFlight.values()].filter((each) => each.owed.endpoint === endpoint.key).length;
+        const free = events.concurrency - busy;
+        if (free <= 0) continue;
         try {
-          taken = await takeOwedEvents(sql, keys, free, leaseMs);
+          taken.push(...(await takeOwedEvents(sql, endpoint.key, free, leaseMs)));
         } catch (error) {
           deps.warnRepeated(`events-take:${errorKey(error)}`, { err: error }, "could not read the events owed");
         }
@@ -141,8 +143,7 @@ export function startEventSender(deps: EventSenderDeps): { stop(): Promise<void>
         inFlight.set(id, { owed, done });
       }
       if (stopped) break;
-      // Something was taken and room is left: look again at once; otherwise wait for a post to end or the poll.
-      if (taken.length > 0 && inFlight.size < events.concurrency) continue;
+      // Whatever was due is taken, or an endpoint's room is full: wait for a post to end, or the poll.
       if (nudged) {
         nudged = false;
         continue;

@@ -14,16 +14,18 @@ CREATE TABLE "HubEventSink" (
 );
 
 -- One event to one endpoint: tried until delivered (a 2xx), or dropped once it has been retried long
--- enough. `seq` and `conversationId` are the event's, copied for the per-conversation order. A sender holds
--- a delivery by its lease while it posts it (no transaction stays open meanwhile).
+-- enough. `seq` and `conversationId` are the event's, copied for the per-conversation order: only the
+-- first delivery still owed of a conversation to an endpoint is `ready`, and delivering or dropping it makes
+-- the next one ready. A sender taking a delivery moves its `nextAttemptAt` past the time its post may take:
+-- that is its lease (no transaction stays open while it posts), and a process that dies lets it run out.
 CREATE TABLE "HubEventDelivery" (
     "eventId" UUID NOT NULL,
     "endpoint" TEXT NOT NULL,
     "seq" BIGINT NOT NULL,
     "conversationId" UUID,
     "attempts" INTEGER NOT NULL DEFAULT 0,
+    "ready" BOOLEAN NOT NULL DEFAULT true,
     "nextAttemptAt" TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
-    "leaseUntil" TIMESTAMP(3),
     "deliveredAt" TIMESTAMP(3),
     "droppedAt" TIMESTAMP(3),
     "lastError" TEXT,
@@ -34,12 +36,19 @@ CREATE TABLE "HubEventDelivery" (
 ALTER TABLE "HubEventDelivery" ADD CONSTRAINT "HubEventDelivery_eventId_fkey" FOREIGN KEY ("eventId")
     REFERENCES "HubEvent"("id") ON DELETE CASCADE ON UPDATE CASCADE;
 
--- Only deliveries still owed are read: the sender's scan in seq order, and its "is an earlier event of this
--- conversation still owed?" check.
-CREATE INDEX "HubEventDelivery_owed_idx" ON "HubEventDelivery"("endpoint", "seq")
-    WHERE "deliveredAt" IS NULL AND "droppedAt" IS NULL;
+-- Only deliveries still owed are read: the sender takes the ready ones that are due (however long the line
+-- behind them), and a conversation's next one is found by its seq.
+CREATE INDEX "HubEventDelivery_due_idx" ON "HubEventDelivery"("endpoint", "nextAttemptAt")
+    WHERE "ready" AND "deliveredAt" IS NULL AND "droppedAt" IS NULL;
 CREATE INDEX "HubEventDelivery_owed_conversation_idx" ON "HubEventDelivery"("endpoint", "conversationId", "seq")
     WHERE "deliveredAt" IS NULL AND "droppedAt" IS NULL;
+
+-- One conversation's line to one endpoint changes under this transaction-scoped lock (the event triggers
+-- and the sender take it), so a new event and the end of the one before it cannot miss each other.
+CREATE FUNCTION hub_event_line_lock(endpoint TEXT, conversation UUID) RETURNS VOID
+LANGUAGE sql AS $$
+  SELECT pg_advisory_xact_lock(hashtextextended('hub_event_line:' || endpoint || ':' || conversation::text, 0))
+$$;
 
 -- Whether an endpoint's patterns take an event type: the type itself, "<prefix>.*", or "*".
 CREATE FUNCTION hub_event_wanted(patterns TEXT[], event_type TEXT) RETURNS BOOLEAN
@@ -64,13 +73,25 @@ END
 $$;
 
 -- Every event, however written (these triggers, or a statement of its own such as an erasure's), gets
--- one delivery per endpoint that wants it.
+-- one delivery per endpoint that wants it: ready unless an earlier event of its conversation is still owed.
 CREATE FUNCTION hub_event_fan_out() RETURNS TRIGGER
 LANGUAGE plpgsql AS $$
+DECLARE
+  sink RECORD;
 BEGIN
-  INSERT INTO "HubEventDelivery" ("eventId", "endpoint", "seq", "conversationId", "nextAttemptAt")
-  SELECT NEW."id", s."endpoint", NEW."seq", NEW."conversationId", (now() AT TIME ZONE 'UTC')
-  FROM "HubEventSink" s WHERE hub_event_wanted(s."events", NEW."type");
+  FOR sink IN SELECT s."endpoint" FROM "HubEventSink" s WHERE hub_event_wanted(s."events", NEW."type")
+    ORDER BY s."endpoint" LOOP
+    IF NEW."conversationId" IS NOT NULL THEN
+      PERFORM hub_event_line_lock(sink."endpoint", NEW."conversationId");
+    END IF;
+    INSERT INTO "HubEventDelivery" ("eventId", "endpoint", "seq", "conversationId", "ready", "nextAttemptAt")
+    VALUES (NEW."id", sink."endpoint", NEW."seq", NEW."conversationId",
+      NEW."conversationId" IS NULL OR NOT EXISTS (
+        SELECT 1 FROM "HubEventDelivery" d
+        WHERE d."endpoint" = sink."endpoint" AND d."conversationId" = NEW."conversationId"
+          AND d."deliveredAt" IS NULL AND d."droppedAt" IS NULL),
+      (now() AT TIME ZONE 'UTC'));
+  END LOOP;
   RETURN NULL;
 END
 $$;
