@@ -7,6 +7,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../src/config.js";
 import { EVENT_TYPES } from "../src/events/event-types.js";
+import { repairLines } from "../src/events/event-deliveries.js";
 import { setEventSinks } from "../src/events/event-sinks.js";
 import { AGENT_SECRET, AgentRuntime } from "./support/agent-runtime.js";
 import { EventReceiver, type ReceivedEvent } from "./support/event-receiver.js";
@@ -244,6 +245,29 @@ describe("outgoing events: failures and settings", () => {
     const metrics = await hub.ctx.metrics.registry.getSingleMetricAsString("hub_events_total");
     expect(metrics).toMatch(/hub_events_total\{endpoint="0",outcome="dropped"\} 1/);
     expect(metrics).not.toContain(receiver.url);
+  });
+
+  it("a line whose ready event was erased meanwhile is freed: the next event goes", async () => {
+    await receiver.stop();
+    const conversationId = await hub.conversation();
+    for (const text of ["erased", "kept"])
+      await hub.api("POST", `/v1/conversations/${conversationId}/messages`, { text });
+    const lines = () =>
+      hub.ctx.sql.query<{ eventId: string; ready: boolean; text: string }>(
+        `SELECT d."eventId", d.ready, e.payload->>'text' AS text FROM "HubEventDelivery" d
+         JOIN "HubEvent" e ON e.id = d."eventId" WHERE d."conversationId" = $1::uuid ORDER BY d.seq`,
+        [conversationId],
+      );
+    const [head, ...rest] = await lines();
+    expect(head).toMatchObject({ ready: true, text: "erased" });
+    expect(rest.every((row) => !row.ready)).toBe(true);
+    // As an erasure deletes it: the delivery goes with its event, and nobody tells the line.
+    await hub.ctx.sql.query(`DELETE FROM "HubEvent" WHERE id = $1::uuid`, [head!.eventId]);
+    expect(await repairLines(hub.ctx.sql, hub.config.events.endpoints[0]!.key)).toBe(1);
+    expect((await lines())[0]!.ready).toBe(true);
+    await receiver.start();
+    await eventually(() => receiver.of(conversationId).some((e) => e.data.text === "kept"), "the next event");
+    expect(receiver.events().some((e) => e.id === head!.eventId)).toBe(false);
   });
 
   it("a hub killed after a commit and before the post posts it after restart", async () => {

@@ -135,3 +135,28 @@ export async function releaseLeases(sql: SqlQuery, owed: readonly Pick<OwedEvent
     [JSON.stringify(owed.map(({ eventId, endpoint }) => ({ eventId, endpoint })))],
   );
 }
+
+/**
+ * Makes ready the first owed delivery of every line that has none ready: a line whose ready delivery went
+ * without the next being told (its event was erased, deleted with the conversation's data, while a later one
+ * was being written). Reads every waiting delivery of the endpoint: run now and then, not per post.
+ */
+export async function repairLines(sql: SqlQuery, endpoint: string): Promise<number> {
+  const rows = await sql.query(
+    `WITH stuck AS (
+       SELECT DISTINCT ON (x."conversationId") x."eventId"
+       FROM "HubEventDelivery" x
+       WHERE x.endpoint = $1 AND NOT x.ready AND x."deliveredAt" IS NULL AND x."droppedAt" IS NULL
+         AND NOT EXISTS (
+           SELECT 1 FROM "HubEventDelivery" r
+           WHERE r.endpoint = x.endpoint AND r."conversationId" = x."conversationId" AND r.ready
+             AND r."deliveredAt" IS NULL AND r."droppedAt" IS NULL)
+       ORDER BY x."conversationId", x.seq)
+     UPDATE "HubEventDelivery" d SET ready = true
+     FROM stuck WHERE d."eventId" = stuck."eventId" AND d.endpoint = $1 AND NOT d.ready
+       AND d."deliveredAt" IS NULL AND d."droppedAt" IS NULL
+     RETURNING 1 AS repaired`,
+    [endpoint],
+  );
+  return rows.length;
+}

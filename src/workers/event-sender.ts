@@ -10,6 +10,7 @@ import {
   markDelivered,
   markFailed,
   releaseLeases,
+  repairLines,
   takeOwedEvents,
   type OwedEvent,
 } from "../events/event-deliveries.js";
@@ -29,6 +30,8 @@ export interface EventSenderDeps {
 
 /** Longer than a post may take, so a live sender's lease never runs out under it. */
 const LEASE_MARGIN_MS = 30_000;
+/** How often a line left with nothing ready (its ready event erased meanwhile) is looked for. */
+const REPAIR_MS = 60_000;
 /** How long a stopping process lets posts in flight finish before it lets go of them. */
 const STOP_WAIT_MS = 2000;
 
@@ -115,8 +118,22 @@ export function startEventSender(deps: EventSenderDeps): { stop(): Promise<void>
       );
   }
 
+  let repairedAt = 0;
+  async function repair(): Promise<void> {
+    if (Date.now() - repairedAt < REPAIR_MS) return;
+    repairedAt = Date.now();
+    for (const endpoint of events.endpoints) {
+      const repaired = await repairLines(sql, endpoint.key).catch((error: unknown) => {
+        deps.warnRepeated(`events-repair:${errorKey(error)}`, { err: error }, "could not look for stuck events");
+        return 0;
+      });
+      if (repaired > 0) deps.log.info({ endpoint: endpointLabel(endpoint), repaired }, "stuck event lines freed");
+    }
+  }
+
   async function loop(): Promise<void> {
     while (!stopped) {
+      await repair();
       // Each endpoint has its own posts in flight: a slow one cannot hold up another.
       const taken: OwedEvent[] = [];
       for (const endpoint of events.endpoints) {
