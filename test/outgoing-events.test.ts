@@ -1,7 +1,8 @@
 // Outgoing events (docs/events.md): a conversation on the widget tells every change to the operator's
 // endpoint, signed, in order per conversation; a receiver that was down gets everything once back; a hub
 // killed between a commit and its post still posts it after restart; each endpoint gets only the types it
-// asked for; bad settings are refused naming the field. On PostgreSQL and on the embedded database.
+// asked for; bad settings are refused naming the field. On PostgreSQL, through PgBouncer (transaction mode)
+// and on the embedded database.
 import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -56,7 +57,7 @@ async function guideConversation(hub: TestHub, backend: ToolBackend, clients: Wi
   return { conversationId: id, jobId };
 }
 
-for (const database of ["postgresql", "embedded"] as const) {
+for (const database of ["postgresql", "embedded", "pgbouncer"] as const) {
   describe(`outgoing events (${database})`, () => {
     let receiver: EventReceiver;
     let backend: ToolBackend;
