@@ -248,6 +248,39 @@ describe("outgoing events: failures and settings", () => {
     expect(metrics).not.toContain(receiver.url);
   });
 
+  it("an update that changes nothing an event tells of writes no event", async () => {
+    const conversationId = await hub.conversation();
+    const posted = await hub.api("POST", `/v1/conversations/${conversationId}/messages`, { text: "once" });
+    const messageId = posted.body.message.id as string;
+    const count = async () =>
+      (
+        await hub.ctx.sql.query<{ n: string }>(
+          `SELECT count(*) AS n FROM "HubEvent" WHERE "conversationId" = $1::uuid`,
+          [conversationId],
+        )
+      )[0]!.n;
+    await eventually(async () => {
+      const [row] = await hub.ctx.sql.query<{ decision: string | null }>(
+        `SELECT decision FROM "Message" WHERE id = $1::uuid`,
+        [messageId],
+      );
+      return row?.decision;
+    }, "the message's decision");
+    const before = await count();
+    // The same status and decision again, another column, the conversation's own unrelated columns.
+    await hub.ctx.sql.query(
+      `UPDATE "Message" SET status = status, decision = decision, reaction = 'x' WHERE id = $1::uuid`,
+      [messageId],
+    );
+    await hub.ctx.sql.query(`UPDATE "Conversation" SET name = 'Ana', control = control WHERE id = $1::uuid`, [
+      conversationId,
+    ]);
+    expect(await count()).toBe(before);
+    // A real change is told.
+    await hub.ctx.sql.query(`UPDATE "Message" SET status = 'read' WHERE id = $1::uuid`, [messageId]);
+    expect(Number(await count())).toBe(Number(before) + 1);
+  });
+
   it("a line whose ready event was erased meanwhile is freed: the next event goes", async () => {
     await receiver.stop();
     const conversationId = await hub.conversation();
