@@ -3,8 +3,13 @@
 // from a separate load process; R results a second for D seconds, K at once per conversation. Prints
 // delivered/s, callback → widget latency (p50/p95/p99), callback answers by status — and runs the floor
 // (../shared/floor: the same parts with nothing on top) with the same N, R, D in the same run.
-//   npm run bench:load -- --widgets 1000 --rate 200 --seconds 10 [--at-once 1] [--no-floor]
+// With --events-delay <ms>[,<ms>…] it runs the hub again after that, once per delay: with EVENTS_URL pointing
+// at a local receiver that answers each outgoing event after that delay (docs/events.md).
+//   npm run bench:load -- --widgets 1000 --rate 200 --seconds 10 [--at-once 1] [--no-floor] [--events-delay 5000]
+import { once } from "node:events";
 import { writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
@@ -26,6 +31,7 @@ const { values } = parseArgs({
     seconds: { type: "string", default: "10" },
     "at-once": { type: "string", default: "1" },
     "no-floor": { type: "boolean", default: false },
+    "events-delay": { type: "string" },
   },
 });
 const N = Number(values.widgets);
@@ -38,64 +44,49 @@ if (K > 5 || jobsPerConversation > 5) {
   throw new Error(`${total} results over ${N} conversations needs ${jobsPerConversation} running jobs each: at most 5`);
 }
 
-const backend = await startBenchBackend();
-const hub = await startBenchHub(backend.url);
-let stopped = false;
-try {
-  // Conversations, and enough running jobs in each for the results to come.
-  const widgets: { conversationId: string; token: string; jobs: string[] }[] = [];
-  await pool(
-    Array.from({ length: N }, (_, i) => i),
-    50,
-    async () => {
-      const res = await fetch(`${hub.url}/widget/sessions`, {
-        method: "POST",
-        headers: { "Content-Type": "application/json" },
-        body: "{}",
-      });
-      const session = (await res.json()) as { conversationId: string; token: string };
-      widgets.push({ ...session, jobs: [] });
-    },
-  );
-  await pool(widgets, 50, async (widget) => {
-    for (let j = 0; j < jobsPerConversation; j++) {
-      const started = await hub.api("POST", `/v1/conversations/${widget.conversationId}/tool-calls`, {
-        tool: "bench_search",
-        arguments: { n: j },
-      });
-      if (started.status !== 202) throw new Error(`tool call answered ${started.status}`);
-      widget.jobs.push(backend.callbacks.get(started.body.job.id)!);
-    }
+// One run per delay given (`--events-delay 0,5000`: a receiver that answers at once, then a slow one).
+const eventsDelays = (values["events-delay"] ?? "")
+  .split(",")
+  .filter((each) => each.trim() !== "")
+  .map(Number);
+
+/** A receiver of outgoing events that answers each after `delayMs`, counting what it got. */
+async function slowReceiver(delayMs: number) {
+  let received = 0;
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on("end", () =>
+      setTimeout(() => {
+        received += 1;
+        res.writeHead(200).end();
+      }, delayMs),
+    );
   });
-  // Events: K results at once for one conversation, conversations taken in turn.
-  const events: string[][] = [];
-  const cursor = new Map<number, number>();
-  for (let e = 0, i = 0; e < total / K; e++, i = (i + 1) % N) {
-    const used = cursor.get(i) ?? 0;
-    const w = widgets[i]!;
-    events.push(w.jobs.slice(used, used + K));
-    cursor.set(i, used + K);
-  }
-  const planFile = path.join(tmpdir(), `bench-plan-${process.pid}.json`);
-  writeFileSync(planFile, JSON.stringify({ hubUrl: hub.url, widgets, events, eventsPerSecond: R / K }));
-
-  const rssBefore = hub.rssMb();
-  const machineBefore = cpuByProcess(hub.process.child.pid!);
-  const result = await runJson("bench/load-client.ts", [planFile]);
-  const cpu = cpuUsed(machineBefore, cpuByProcess(hub.process.child.pid!));
-  // BENCH_HUB_OUTPUT=<file>: the hub process's own output, for looking into a run.
-  if (process.env.BENCH_HUB_OUTPUT) {
-    writeFileSync(process.env.BENCH_HUB_OUTPUT, hub.process.output().stdout + hub.process.output().stderr);
-  }
-  const hubFigures: Record<string, unknown> = {
-    ...result,
-    rssBeforeMb: rssBefore,
-    rssAfterMb: hub.rssMb(),
-    cpuSeconds: { ...cpu, load: result.cpuSeconds },
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/events`,
+    received: () => received,
+    stop: () => {
+      server.closeAllConnections();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
   };
-  await hub.stop();
-  stopped = true;
+}
 
+const backend = await startBenchBackend();
+const runs: Record<string, Record<string, unknown>> = {};
+try {
+  runs.hub = await runHub({});
+  for (const eventsDelay of eventsDelays) {
+    const receiver = await slowReceiver(eventsDelay);
+    try {
+      const figures = await runHub({ EVENTS_URL: receiver.url, EVENTS_SECRET: "bench-events-secret" });
+      runs[`hub, events answered in ${eventsDelay} ms`] = { ...figures, eventsReceived: receiver.received() };
+    } finally {
+      await receiver.stop();
+    }
+  }
   const floor = values["no-floor"]
     ? undefined
     : await withFloor((url) =>
@@ -103,9 +94,10 @@ try {
       );
   const ratio = (a: unknown, b: unknown) =>
     typeof a === "number" && typeof b === "number" && b > 0 ? +(a / b).toFixed(2) : null;
+  const hubFigures = runs.hub!;
   console.log(`\nload: ${N} widgets, ${R} results/s for ${D} s, ${K} at once per conversation`);
   console.table({
-    hub: pick(hubFigures),
+    ...Object.fromEntries(Object.entries(runs).map(([name, figures]) => [name, pick(figures)])),
     ...(floor
       ? {
           floor: pick(floor),
@@ -118,18 +110,85 @@ try {
         }
       : {}),
   });
-  console.log(
-    "hub callback answers (first try):",
-    JSON.stringify(hubFigures.answers),
-    "after the backend's retries:",
-    JSON.stringify(hubFigures.outcomes),
-    ` hub RSS ${rssBefore} → ${String(hubFigures.rssAfterMb)} MB; CPU seconds while loaded:`,
-    JSON.stringify(hubFigures.cpuSeconds),
-  );
-  console.log(JSON.stringify({ N, R, D, K, hub: hubFigures, floor }));
+  for (const [name, figures] of Object.entries(runs))
+    console.log(
+      `${name}: callback answers (first try):`,
+      JSON.stringify(figures.answers),
+      "after the backend's retries:",
+      JSON.stringify(figures.outcomes),
+      ` hub RSS ${String(figures.rssBeforeMb)} → ${String(figures.rssAfterMb)} MB; CPU seconds while loaded:`,
+      JSON.stringify(figures.cpuSeconds),
+      figures.eventsReceived === undefined
+        ? ""
+        : `; events received by the end of the run: ${String(figures.eventsReceived)}`,
+    );
+  console.log(JSON.stringify({ N, R, D, K, hub: hubFigures, runs, floor }));
 } finally {
-  if (!stopped) await hub.stop().catch(() => undefined);
   await backend.stop();
+}
+
+/** One hub process under the load, with `env` added; its figures once it has stopped. */
+async function runHub(env: Record<string, string>): Promise<Record<string, unknown>> {
+  const hub = await startBenchHub(backend.url, env);
+  let stopped = false;
+  try {
+    // Conversations, and enough running jobs in each for the results to come.
+    const widgets: { conversationId: string; token: string; jobs: string[] }[] = [];
+    await pool(
+      Array.from({ length: N }, (_, i) => i),
+      50,
+      async () => {
+        const res = await fetch(`${hub.url}/widget/sessions`, {
+          method: "POST",
+          headers: { "Content-Type": "application/json" },
+          body: "{}",
+        });
+        const session = (await res.json()) as { conversationId: string; token: string };
+        widgets.push({ ...session, jobs: [] });
+      },
+    );
+    await pool(widgets, 50, async (widget) => {
+      for (let j = 0; j < jobsPerConversation; j++) {
+        const started = await hub.api("POST", `/v1/conversations/${widget.conversationId}/tool-calls`, {
+          tool: "bench_search",
+          arguments: { n: j },
+        });
+        if (started.status !== 202) throw new Error(`tool call answered ${started.status}`);
+        widget.jobs.push(backend.callbacks.get(started.body.job.id)!);
+      }
+    });
+    // Events: K results at once for one conversation, conversations taken in turn.
+    const events: string[][] = [];
+    const cursor = new Map<number, number>();
+    for (let e = 0, i = 0; e < total / K; e++, i = (i + 1) % N) {
+      const used = cursor.get(i) ?? 0;
+      const w = widgets[i]!;
+      events.push(w.jobs.slice(used, used + K));
+      cursor.set(i, used + K);
+    }
+    const planFile = path.join(tmpdir(), `bench-plan-${process.pid}.json`);
+    writeFileSync(planFile, JSON.stringify({ hubUrl: hub.url, widgets, events, eventsPerSecond: R / K }));
+
+    const rssBefore = hub.rssMb();
+    const machineBefore = cpuByProcess(hub.process.child.pid!);
+    const result = await runJson("bench/load-client.ts", [planFile]);
+    const cpu = cpuUsed(machineBefore, cpuByProcess(hub.process.child.pid!));
+    // BENCH_HUB_OUTPUT=<file>: the hub process's own output, for looking into a run.
+    if (process.env.BENCH_HUB_OUTPUT) {
+      writeFileSync(process.env.BENCH_HUB_OUTPUT, hub.process.output().stdout + hub.process.output().stderr);
+    }
+    const hubFigures: Record<string, unknown> = {
+      ...result,
+      rssBeforeMb: rssBefore,
+      rssAfterMb: hub.rssMb(),
+      cpuSeconds: { ...cpu, load: result.cpuSeconds },
+    };
+    await hub.stop();
+    stopped = true;
+    return hubFigures;
+  } finally {
+    if (!stopped) await hub.stop().catch(() => undefined);
+  }
 }
 
 function pick(figures: Record<string, unknown>) {

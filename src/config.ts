@@ -14,6 +14,8 @@ import { resolveSecrets, type Secrets } from "./config/secrets.js";
 import { redisTargetOf, type RedisTarget } from "./redis-target.js";
 import { mediaConfig, type MediaConfig } from "./media/media-config.js";
 import { retentionConfig, type RetentionConfig } from "./retention/retention-config.js";
+import { eventEndpoints, type EventEndpoint } from "./events/event-endpoints.js";
+import { MIN_SECRET_LENGTH } from "./config/production.js";
 
 export { configuredToolsDir, toolEnvironment, type Env } from "./config/env.js";
 export type { LlmConfig } from "./config/llm-config.js";
@@ -98,6 +100,22 @@ export interface Config {
   push: PushConfig;
   /** How long ended jobs' data, idle conversations, uploads and outgoing events are kept (src/retention/). */
   retention: RetentionConfig;
+  /** Outgoing events (docs/events.md): off when `endpoints` is empty. */
+  events: EventsConfig;
+}
+
+export interface EventsConfig {
+  endpoints: EventEndpoint[];
+  /** A failed post is tried again after baseMs, doubling up to maxMs, until retryForMs after the event. */
+  retryBaseMs: number;
+  retryMaxMs: number;
+  retryForMs: number;
+  /** How long one post may take before it counts as failed. */
+  timeoutMs: number;
+  /** Posts in flight at once per endpoint and process (each to a different conversation). */
+  concurrency: number;
+  /** How often a process looks for events to send when it has none in hand. */
+  pollMs: number;
 }
 
 /** Every problem of the configuration at once, each as "SETTING: reason". */
@@ -138,6 +156,12 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     const found = redisTargetOf(parsed.data);
     if ("problems" in found) problems.push(...found.problems);
     else redis = found.target;
+  }
+  let eventsTo: EventEndpoint[] = [];
+  {
+    const found = eventEndpoints(parsed.data ?? source, { production, minSecretLength: MIN_SECRET_LENGTH });
+    if ("problems" in found) problems.push(...found.problems);
+    else eventsTo = found.endpoints;
   }
   let tokenTtlMs = 0;
   if (parsed.success) {
@@ -213,5 +237,14 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     },
     push,
     retention: retentionConfig(env),
+    events: {
+      endpoints: eventsTo,
+      retryBaseMs: env.EVENTS_RETRY_BASE_MS,
+      retryMaxMs: env.EVENTS_RETRY_MAX_MS,
+      retryForMs: env.EVENTS_RETRY_FOR,
+      timeoutMs: env.EVENTS_TIMEOUT_MS,
+      concurrency: env.EVENTS_CONCURRENCY,
+      pollMs: env.EVENTS_POLL_MS,
+    },
   };
 }

@@ -27,6 +27,8 @@ import { attachWidgetNamespace, forwardChangesToWidgets } from "./server/sockets
 import { startSweeper } from "./workers/sweeper.js";
 import { startTurnWorker, turnRunner } from "./workers/turn-worker.js";
 import { startPushWorker } from "./workers/push-worker.js";
+import { startEventSender } from "./workers/event-sender.js";
+import { setEventSinks } from "./events/event-sinks.js";
 import { createPush } from "./push/push.js";
 import { startJobWorkers, type Workers } from "./jobs/job-workers.js";
 import { createLogger, type Logger } from "./logger.js";
@@ -100,6 +102,14 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
   } catch (error) {
     await queues.close();
     throw databaseStartError(config.databaseUrl, error);
+  }
+  // Outgoing events: the triggers write them only while the database lists an endpoint (docs/events.md).
+  try {
+    await setEventSinks(database.sql, config.events.endpoints);
+  } catch (error) {
+    await queues.close();
+    await database.close().catch(() => undefined);
+    throw error;
   }
   let publicUrl = config.publicUrl;
   const demoKey = demoBackendKey(config.secrets.callbackSecret);
@@ -200,12 +210,15 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
   let webhookWorker: Worker | undefined;
   let pushWorker: Worker | undefined;
   let sweeper: { stop(): Promise<void> } | undefined;
+  let eventSender: { stop(): Promise<void> } | undefined;
   if (config.role !== "web") {
     workers = await startJobWorkers(ctx);
     turnWorker = startTurnWorker(ctx);
     webhookWorker = startWebhookWorker(ctx);
     pushWorker = startPushWorker(ctx);
     sweeper = startSweeper(ctx);
+    if (config.events.endpoints.length > 0)
+      eventSender = startEventSender({ ...ctx, events: config.events, sql: database.eventsSql });
   }
   log.info(
     {
@@ -216,6 +229,7 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
       agent: config.agent ? "http" : config.llm ? `llm (${modelLabel(config.llm)})` : "built-in composer",
       meta_accounts: config.meta.accounts.map((account) => `${account.channel}:${account.id}`),
       meta_webhooks: config.meta.appSecret ? "on" : "off (META_APP_SECRET)",
+      events: config.events.endpoints.length > 0 ? `${config.events.endpoints.length} endpoint(s)` : "off",
       web_push: config.push.webPush ? "on" : "off (VAPID_PUBLIC_KEY, VAPID_PRIVATE_KEY)",
       fcm: config.push.fcm
         ? `on (project ${config.push.fcm.account.projectId})`
@@ -243,6 +257,7 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
         await dropped;
       }
       await sweeper?.stop();
+      await eventSender?.stop();
       const queueWorkers = [workers, turnWorker, webhookWorker, pushWorker];
       await boundedWait(
         Promise.all(queueWorkers.map((worker) => worker?.close())),

@@ -1,4 +1,5 @@
 // `npm start`: read the configuration, start the hub, print where it is, stop cleanly on a signal.
+import { endpointLabel } from "./events/event-endpoints.js";
 import { DEMO_TOOL } from "./agent/demo-agent.js";
 import { accountsOf, type MetaChannel } from "./channels/meta/meta-accounts.js";
 import { ConfigError, loadConfig, type Config } from "./config.js";
@@ -43,9 +44,17 @@ function banner(config: Config, hub: Hub): string {
     `  WhatsApp:    ${onOff(config, "whatsapp", "WA_PHONE_NUMBER_ID and WA_ACCESS_TOKEN")}`,
     `  Instagram:   ${onOff(config, "instagram", "IG_ACCOUNT_ID and IG_ACCESS_TOKEN")}`,
     `  Messenger:   ${onOff(config, "messenger", "FB_PAGE_ID and FB_PAGE_ACCESS_TOKEN")}`,
+    `  events:      ${eventsLine(config)}`,
     "",
   );
   return lines.join("\n");
+}
+
+/** Where outgoing events go (docs/events.md): hosts only, never a path, credentials or secret. */
+function eventsLine(config: Config): string {
+  const endpoints = config.events.endpoints;
+  if (endpoints.length === 0) return "off (EVENTS_URL and EVENTS_SECRET, or EVENTS_ENDPOINTS)";
+  return endpoints.map((endpoint) => endpointLabel(endpoint)).join(", ");
 }
 
 /** Which agent answers, and how to switch. */

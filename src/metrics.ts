@@ -64,6 +64,11 @@ export function createMetrics() {
       ["service", "outcome"],
     ),
     pushRegistrations: counter("hub_push_registrations_total", "Push devices registered, by platform", ["platform"]),
+    events: counter(
+      "hub_events_total",
+      "Outgoing event posts by endpoint (its position in the settings, never its URL) and outcome (delivered, retried, dropped)",
+      ["endpoint", "outcome"],
+    ),
   };
 }
 

@@ -119,6 +119,25 @@ export const envSchema = z.object({
   GRAPH_API_URL: z.url().default("https://graph.facebook.com"),
   IG_GRAPH_API_URL: z.url().default("https://graph.instagram.com"),
   GRAPH_API_VERSION: z.string().default("v21.0"),
+  // Outgoing events (docs/events.md): one endpoint (EVENTS_URL + EVENTS_SECRET) or several (EVENTS_ENDPOINTS,
+  // a JSON list; src/events/event-endpoints.ts), how they are retried, and the sender's pace.
+  EVENTS_URL: optional,
+  EVENTS_SECRET: optional,
+  EVENTS_ENDPOINTS: optional,
+  EVENTS_RETRY_BASE_MS: positiveInt(1000),
+  EVENTS_RETRY_MAX_MS: positiveInt(10 * 60_000),
+  EVENTS_RETRY_FOR: z
+    .string()
+    .default("24h")
+    .transform((text, zod) => {
+      const span = parseSpan(text);
+      if ("ms" in span) return span.ms;
+      zod.addIssue({ code: "custom", message: span.error });
+      return z.NEVER;
+    }),
+  EVENTS_TIMEOUT_MS: positiveInt(10_000),
+  EVENTS_CONCURRENCY: positiveInt(8),
+  EVENTS_POLL_MS: positiveInt(500),
   // Push notifications: VAPID_*, WEB_PUSH_ENDPOINTS, FCM_*, PUSH_* (src/push/push-config.ts).
   ...pushEnvShape,
   // Files people send: MEDIA_*, WIDGET_UPLOAD_*, AGENT_MODEL_IMAGES (src/media/media-config.ts).

@@ -18,6 +18,8 @@ export type Db = PrismaClient;
 /** Connections for everything but callbacks and webhooks, and for those alone. */
 const POOL_SIZE = 20;
 const INGEST_POOL_SIZE = 8;
+/** The outgoing-events sender's own (src/workers/event-sender.ts): a slow receiver cannot take the others'. */
+const EVENTS_POOL_SIZE = 2;
 
 export interface Database {
   /** Prisma over the same connections, for tests and tools; the hub itself reads and writes through `sql`. */
@@ -26,6 +28,8 @@ export interface Database {
   sql: Sql;
   /** Callbacks and webhooks commit here: turns and widget traffic cannot take these connections. */
   ingestSql: Sql;
+  /** The outgoing-events sender's statements (short ones; none is held open while it posts). */
+  eventsSql: Sql;
   kind: "postgresql" | "embedded";
   appliedMigrations: string[];
   close(): Promise<void>;
@@ -52,8 +56,10 @@ export async function openDatabase(options: {
     const settings = pooled ? {} : { options: "-c plan_cache_mode=force_generic_plan" };
     const pool = new pg.Pool({ connectionString: options.databaseUrl, max: POOL_SIZE, ...settings });
     const ingestPool = new pg.Pool({ connectionString: options.databaseUrl, max: INGEST_POOL_SIZE, ...settings });
+    // Opens no connection until the sender runs (events off: never).
+    const eventsPool = new pg.Pool({ connectionString: options.databaseUrl, max: EVENTS_POOL_SIZE, ...settings });
     // An idle connection the server dropped must not end the process; the next query reconnects.
-    for (const each of [pool, ingestPool]) each.on("error", () => undefined);
+    for (const each of [pool, ingestPool, eventsPool]) each.on("error", () => undefined);
     const sql = poolSql(pool, { prepared: !pooled });
     try {
       const pending = migrate ? await pendingMigrations(sql) : [];
@@ -68,15 +74,16 @@ export async function openDatabase(options: {
         db,
         sql,
         ingestSql: poolSql(ingestPool, { prepared: !pooled }),
+        eventsSql: poolSql(eventsPool, { prepared: !pooled }),
         kind: "postgresql",
         appliedMigrations,
         close: async () => {
           await db.$disconnect();
-          await Promise.all([pool.end(), ingestPool.end()]);
+          await Promise.all([pool.end(), ingestPool.end(), eventsPool.end()]);
         },
       };
     } catch (error) {
-      await Promise.all([pool.end(), ingestPool.end()]).catch(() => undefined);
+      await Promise.all([pool.end(), ingestPool.end(), eventsPool.end()]).catch(() => undefined);
       throw error;
     }
   }
@@ -110,7 +117,7 @@ export async function openDatabase(options: {
     const db = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
     const sql = pgliteSql(pglite);
     // One connection in all: PGlite serves one client at a time, so callbacks share it.
-    return { db, sql, ingestSql: sql, kind: "embedded", appliedMigrations, close: () => close(db) };
+    return { db, sql, ingestSql: sql, eventsSql: sql, kind: "embedded", appliedMigrations, close: () => close(db) };
   } catch (error) {
     await close().catch(() => undefined);
     throw error;

@@ -6,6 +6,27 @@ import { PrismaPGlite } from "pglite-prisma-adapter";
 import { openDurablePglite } from "./durable-pglite.js";
 import { applyMigrations } from "./migrations.js";
 
+/**
+ * adapter-pg runs a migration script by splitting it at every ";", inside comments and function bodies too,
+ * which breaks a trigger function's body (and a comment with a semicolon). PostgreSQL takes the whole script
+ * as one simple-protocol query instead: its statements run in order, in one implicit transaction.
+ */
+class WholeScriptPg extends PrismaPg {
+  override async connect() {
+    const adapter = await super.connect();
+    const pool = adapter.underlyingDriver() as pg.Pool;
+    adapter.executeScript = async (script: string) => {
+      try {
+        await pool.query(script);
+      } catch (error) {
+        // adapter-pg's own conversion into the error the schema engine reads.
+        (adapter as unknown as { onError(error: unknown): never }).onError(error);
+      }
+    };
+    return adapter;
+  }
+}
+
 export type MigrateTarget = { kind: "postgresql"; url: string } | { kind: "embedded"; dir: string };
 
 async function migrate(target: MigrateTarget): Promise<string[]> {
@@ -13,7 +34,7 @@ async function migrate(target: MigrateTarget): Promise<string[]> {
     // A pool of its own, closed right after: the engine's advisory lock lives on its connection.
     const pool = new pg.Pool({ connectionString: target.url, max: 2 });
     try {
-      return await applyMigrations(new PrismaPg(pool));
+      return await applyMigrations(new WholeScriptPg(pool));
     } finally {
       await pool.end();
     }
