@@ -2,7 +2,7 @@
 // "Imports point down". Type-only imports count as well: a type import is an arrow like any other.
 
 /** The domain: it declares the narrow dependencies it needs and never reaches up to transport or composition. */
-const domain = "^src/(delivery|jobs|conversations|console|push|agent|tools|media)/";
+const domain = "^src/(delivery|jobs|conversations|console|push|agent|tools|media|events|retention)/";
 
 /**
  * What only the composition root (src/hub.ts), transport (src/server/), the workers (src/workers/) and the
