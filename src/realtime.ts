@@ -52,11 +52,13 @@ export function createRealtime(target: RedisTarget, prefix: string): Realtime {
   const upgraded = new Set<Duplex>();
   redis.on("error", () => {});
   const io = new Server({
-    adapter: createAdapter(redis, {
-      streamName: `${prefix}:socket.io`,
-      channelPrefix: `${prefix}:socket.io`,
-      sessionKeyPrefix: `${prefix}:sio:session:`,
-    }),
+    adapter: steadyServerCount(
+      createAdapter(redis, {
+        streamName: `${prefix}:socket.io`,
+        channelPrefix: `${prefix}:socket.io`,
+        sessionKeyPrefix: `${prefix}:sio:session:`,
+      }),
+    ),
     cors: { origin: true },
     // A stopping process takes no new connection, not even over a keep-alive connection still open to it.
     allowRequest: (_req, answer) => answer(accepting ? null : "stopping", accepting),
@@ -100,6 +102,28 @@ export function createRealtime(target: RedisTarget, prefix: string): Realtime {
       await io.close();
       redis.disconnect();
     },
+  };
+}
+
+type AdapterFactory = ReturnType<typeof createAdapter>;
+
+/**
+ * The adapter counts hub processes (PUBSUB NUMSUB) for every emit with ack, and socket.io awaits that count
+ * with no handler for a failure: on a cluster, a node that dies mid-count rejected it, unhandled. A failed
+ * count gives the last one seen instead (an emit then waits for as many processes as before, or times out).
+ */
+function steadyServerCount(factory: AdapterFactory): AdapterFactory {
+  // socket.io calls it with `new`: a function, not an arrow.
+  return function adapterOf(nsp: Parameters<AdapterFactory>[0]) {
+    const adapter = factory(nsp);
+    const count = adapter.serverCount.bind(adapter);
+    let last = 1;
+    adapter.serverCount = () =>
+      count().then(
+        (n) => (last = n),
+        () => last,
+      );
+    return adapter;
   };
 }
 
