@@ -2,12 +2,9 @@
 // or deleting it now in as many batches as it takes. It reads the database itself — PostgreSQL beside
 // running hubs (the statements are safe with their sweeps), the embedded database only while no hub holds
 // its folder (that hub's own sweep prunes it) — with the retention this environment configures.
-import { existsSync } from "node:fs";
-import path from "node:path";
 import type { Config } from "../config.js";
 import { deleteExpiredWebhooks } from "../channels/meta/webhook-retention.js";
-import { DataLockError } from "../db/data-lock.js";
-import { openDatabase, type Database } from "../db/client.js";
+import { openDataForCommand } from "./open-data.js";
 import { pendingMigrations } from "../db/pending-migrations.js";
 import { pruneAll } from "../retention/prune-pass.js";
 import { previewPrune, type KindPreview, type PrunePreview } from "../retention/prune-preview.js";
@@ -16,7 +13,10 @@ import { CliError } from "./read-timeline.js";
 type Print = (line: string) => void;
 
 export async function dataPrune(config: Config, options: { dryRun: boolean }, print: Print): Promise<number> {
-  const database = await open(config);
+  const database = await openDataForCommand(
+    config,
+    "its own sweep prunes the embedded database (once a minute); stop it to prune now",
+  );
   try {
     const pending = await pendingMigrations(database.sql);
     if (pending.length > 0)
@@ -53,26 +53,6 @@ export async function dataPrune(config: Config, options: { dryRun: boolean }, pr
     return 0;
   } finally {
     await database.close();
-  }
-}
-
-async function open(config: Config): Promise<Database> {
-  if (!config.databaseUrl && !existsSync(path.join(config.dataDir, "pglite", "PG_VERSION")))
-    throw new CliError(`there is no database in ${config.dataDir} (set DATA_DIR, or DATABASE_URL)`);
-  try {
-    return await openDatabase({
-      databaseUrl: config.databaseUrl,
-      pooler: config.databasePooler,
-      dataDir: config.dataDir,
-      migrate: false,
-      holder: "a hub command",
-    });
-  } catch (error) {
-    if (error instanceof DataLockError)
-      throw new CliError(
-        `${error.inUse}: its own sweep prunes the embedded database (once a minute); stop it to prune now`,
-      );
-    throw error;
   }
 }
 

@@ -2,13 +2,10 @@
 // conversation of a contact on a channel (`whatsapp:56912345678`). It writes to the database itself, as
 // `by: "cli"` (src/conversations/erasure.ts): PostgreSQL alongside the running hubs; the embedded database
 // only when no hub holds its folder (otherwise the hub's API erases: POST /v1/conversations/{id}/erase).
-import { existsSync } from "node:fs";
-import path from "node:path";
 import type { Config } from "../config.js";
 import { isUuid } from "../conversations/conversations.js";
 import { conversationsOfContact, eraseConversation, type Tombstone } from "../conversations/erasure.js";
-import { DataLockError } from "../db/data-lock.js";
-import { openDatabase, type Database } from "../db/client.js";
+import { openDataForCommand } from "./open-data.js";
 import { CHANNELS, type Channel } from "../delivery/channel.js";
 import { CliError } from "./read-timeline.js";
 
@@ -37,7 +34,10 @@ export async function erase(
 ): Promise<number> {
   if ("conversation" in target && !isUuid(target.conversation))
     throw new CliError(`--conversation takes a conversation id (a UUID), not ${JSON.stringify(target.conversation)}`);
-  const database = await open(config);
+  const database = await openDataForCommand(
+    config,
+    "erase through that hub's API (POST /v1/conversations/{id}/erase), or stop it first",
+  );
   try {
     const deps = { sql: database.sql, now: () => new Date() };
     const ids =
@@ -68,23 +68,3 @@ export async function erase(
 }
 
 const describe = (tombstone: Tombstone) => `${tombstone.by}${tombstone.reason ? ` (${tombstone.reason})` : ""}`;
-
-async function open(config: Config): Promise<Database> {
-  if (!config.databaseUrl && !existsSync(path.join(config.dataDir, "pglite", "PG_VERSION")))
-    throw new CliError(`there is no database in ${config.dataDir} (set DATABASE_URL, or run from the hub's folder)`);
-  try {
-    return await openDatabase({
-      databaseUrl: config.databaseUrl,
-      pooler: config.databasePooler,
-      dataDir: config.dataDir,
-      migrate: false,
-      holder: "a hub command",
-    });
-  } catch (error) {
-    if (error instanceof DataLockError)
-      throw new CliError(
-        `${error.inUse}: erase through that hub's API (POST /v1/conversations/{id}/erase), or stop it first`,
-      );
-    throw error;
-  }
-}
