@@ -32,9 +32,9 @@ import {
   type ScriptNames,
   type Wire,
 } from "./support/counting-proxy.js";
-import { PGBOUNCER, startPgBouncer } from "./support/pgbouncer.js";
-import { clusterSupport, startBenchCluster } from "./support/redis-cluster.js";
-import { startSentinelSet } from "./support/redis-sentinel.js";
+import { PGBOUNCER, startPgBouncer } from "../test/support/pgbouncer.js";
+import { clusterSupport, startRedisCluster } from "../test/support/redis-cluster.js";
+import { MASTER_NAME, startSentinelSet } from "../test/support/redis-sentinel.js";
 
 const { values } = parseArgs({
   options: {
@@ -125,8 +125,7 @@ const MODES: Record<string, Mode> = {
     missing: () => (existsSync(PGBOUNCER) ? undefined : `no ${PGBOUNCER}`),
     async start(ctx) {
       const server = await ctx.count("postgres", POSTGRES(ctx.databaseUrl), "pgbouncer → PostgreSQL");
-      const bouncer = await startPgBouncer({
-        serverUrl: ctx.databaseUrl,
+      const bouncer = await startPgBouncer(ctx.databaseUrl, {
         server: { host: "127.0.0.1", port: server.port },
         poolSize: Number(values["pgbouncer-pool"]),
       });
@@ -149,14 +148,16 @@ const MODES: Record<string, Mode> = {
       onPath("redis-server") && onPath("redis-sentinel") ? undefined : "no redis-server / redis-sentinel",
     async start(ctx) {
       const pg = await ctx.count("postgres", POSTGRES(ctx.databaseUrl));
+      // Slower to fail over than the tests' set: a loaded primary must not be taken for dead mid-run.
       const set = await startSentinelSet({
+        downAfterMs: 5000,
         front: async (port) => (await ctx.count("redis", { host: "127.0.0.1", port })).port,
       });
       return {
         env: {
           DATABASE_URL: withPort(ctx.databaseUrl, pg.port),
           REDIS_SENTINELS: set.sentinels,
-          REDIS_SENTINEL_NAME: set.name,
+          REDIS_SENTINEL_NAME: MASTER_NAME,
         },
         stop: () => set.stop(),
       };
@@ -169,7 +170,9 @@ const MODES: Record<string, Mode> = {
       const pg = await ctx.count("postgres", POSTGRES(ctx.databaseUrl));
       const proxies = new Map<number, CountingProxy>();
       // Each node announces its proxy's port: the hub (CLUSTER SLOTS, MOVED) and the replicas reach it there.
-      const cluster = await startBenchCluster({
+      const cluster = await startRedisCluster({
+        // Slower to declare a node failed than the tests' cluster: a loaded node must not be taken for dead.
+        nodeTimeoutMs: 5000,
         front: async (port) => {
           const proxy = await ctx.count("redis", { host: "127.0.0.1", port });
           proxies.set(port, proxy);

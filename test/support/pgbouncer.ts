@@ -11,15 +11,23 @@ import { freePort } from "./services.js";
 export const PGBOUNCER = "/usr/sbin/pgbouncer";
 
 export interface PgBouncer {
+  port: number;
   /** `url` with its host and port replaced by the pooler's. */
   through(url: string): string;
   stop(): Promise<void>;
 }
 
-/** Fronts every database of `serverUrl`'s server (PgBouncer's fallback `*` entry). */
-export async function startPgBouncer(serverUrl: string, options: { poolSize?: number } = {}): Promise<PgBouncer> {
-  const server = new URL(serverUrl);
-  const user = decodeURIComponent(server.username) || execFileSync("id", ["-un"]).toString().trim();
+/**
+ * Fronts every database of `serverUrl`'s server (PgBouncer's fallback `*` entry), trusting its user. Its
+ * server connections go to that server, or to `server` (a bench's counting proxy in front of it).
+ */
+export async function startPgBouncer(
+  serverUrl: string,
+  options: { poolSize?: number; server?: { host: string; port: number } } = {},
+): Promise<PgBouncer> {
+  const url = new URL(serverUrl);
+  const user = decodeURIComponent(url.username) || execFileSync("id", ["-un"]).toString().trim();
+  const server = options.server ?? { host: url.hostname, port: Number(url.port || 5432) };
   const port = await freePort();
   const dir = mkdtempSync(path.join(tmpdir(), "pgbouncer-"));
   chmodSync(dir, 0o755);
@@ -30,7 +38,7 @@ export async function startPgBouncer(serverUrl: string, options: { poolSize?: nu
     ini,
     [
       "[databases]",
-      `* = host=${server.hostname} port=${server.port || 5432}`,
+      `* = host=${server.host} port=${server.port}`,
       "[pgbouncer]",
       "listen_addr = 127.0.0.1",
       `listen_port = ${port}`,
@@ -61,14 +69,15 @@ export async function startPgBouncer(serverUrl: string, options: { poolSize?: nu
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   return {
-    through(url) {
-      const parsed = new URL(url);
+    port,
+    through(target) {
+      const parsed = new URL(target);
       parsed.hostname = "127.0.0.1";
       parsed.port = String(port);
       return parsed.toString();
     },
     async stop() {
-      if (child.exitCode !== null) return;
+      if (child.exitCode !== null || child.signalCode !== null) return;
       const exited = new Promise((resolve) => child.once("exit", resolve));
       child.kill("SIGINT");
       await exited;

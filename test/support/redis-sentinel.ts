@@ -53,17 +53,29 @@ async function answers(port: number): Promise<void> {
   }
 }
 
-export async function startSentinelSet(): Promise<SentinelSet> {
+export interface SentinelOptions {
+  /**
+   * Puts something (a bench's counting proxy) in front of the primary and gives its port: the replica and
+   * the sentinels then reach the primary through it, so the sentinels name that port.
+   */
+  front?: (primaryPort: number) => Promise<number>;
+  /** How long the sentinels wait without the primary before a failover (1 s; a bench under load, more). */
+  downAfterMs?: number;
+}
+
+export async function startSentinelSet(options: SentinelOptions = {}): Promise<SentinelSet> {
+  const downAfterMs = options.downAfterMs ?? 1000;
   const dir = mkdtempSync(path.join(tmpdir(), "sentinel-"));
   const base = ["--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir];
   const nodes: Node[] = [];
   const primary = await freePort();
   nodes.push({ port: primary, child: startRedis(["--port", String(primary), ...base]) });
   await answers(primary);
+  const announced = options.front ? await options.front(primary) : primary;
   const replica = await freePort();
   nodes.push({
     port: replica,
-    child: startRedis(["--port", String(replica), ...base, "--replicaof", "127.0.0.1", String(primary)]),
+    child: startRedis(["--port", String(replica), ...base, "--replicaof", "127.0.0.1", String(announced)]),
   });
   await answers(replica);
   const sentinels: Node[] = [];
@@ -76,9 +88,9 @@ export async function startSentinelSet(): Promise<SentinelSet> {
         `port ${port}`,
         "bind 127.0.0.1",
         `dir ${dir}`,
-        `sentinel monitor ${MASTER_NAME} 127.0.0.1 ${primary} 2`,
-        `sentinel down-after-milliseconds ${MASTER_NAME} 1000`,
-        `sentinel failover-timeout ${MASTER_NAME} 5000`,
+        `sentinel monitor ${MASTER_NAME} 127.0.0.1 ${announced} 2`,
+        `sentinel down-after-milliseconds ${MASTER_NAME} ${downAfterMs}`,
+        `sentinel failover-timeout ${MASTER_NAME} ${downAfterMs * 5}`,
         `sentinel parallel-syncs ${MASTER_NAME} 1`,
         "",
       ].join("\n"),
@@ -113,7 +125,8 @@ export async function startSentinelSet(): Promise<SentinelSet> {
     primaryPort: ask,
     async killPrimary() {
       const port = await ask();
-      const node = nodes.find((n) => n.port === port)!;
+      // The sentinels name the first primary by its front's port, if it has one.
+      const node = nodes.find((n) => n.port === (port === announced ? primary : port))!;
       node.child.kill("SIGKILL");
       return port;
     },
