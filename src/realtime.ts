@@ -11,6 +11,7 @@ import type { Duplex } from "node:stream";
 import { createAdapter } from "@socket.io/redis-streams-adapter";
 import { Cluster } from "ioredis";
 import { openRedis, type RedisTarget, type RedisClient } from "./redis-target.js";
+import { hubAdapter } from "./realtime-adapter.js";
 import { Server, type Namespace } from "socket.io";
 import {
   WIDGET_NAMESPACE,
@@ -52,7 +53,7 @@ export function createRealtime(target: RedisTarget, prefix: string): Realtime {
   const upgraded = new Set<Duplex>();
   redis.on("error", () => {});
   const io = new Server({
-    adapter: steadyServerCount(
+    adapter: hubAdapter(
       createAdapter(redis, {
         streamName: `${prefix}:socket.io`,
         channelPrefix: `${prefix}:socket.io`,
@@ -102,28 +103,6 @@ export function createRealtime(target: RedisTarget, prefix: string): Realtime {
       await io.close();
       redis.disconnect();
     },
-  };
-}
-
-type AdapterFactory = ReturnType<typeof createAdapter>;
-
-/**
- * The adapter counts hub processes (PUBSUB NUMSUB) for every emit with ack, and socket.io awaits that count
- * with no handler for a failure: on a cluster, a node that dies mid-count rejected it, unhandled. A failed
- * count gives the last one seen instead (an emit then waits for as many processes as before, or times out).
- */
-function steadyServerCount(factory: AdapterFactory): AdapterFactory {
-  // socket.io calls it with `new`: a function, not an arrow.
-  return function adapterOf(nsp: Parameters<AdapterFactory>[0]) {
-    const adapter = factory(nsp);
-    const count = adapter.serverCount.bind(adapter);
-    let last = 1;
-    adapter.serverCount = () =>
-      count().then(
-        (n) => (last = n),
-        () => last,
-      );
-    return adapter;
   };
 }
 

@@ -155,7 +155,9 @@ export async function runJson(
   env: Record<string, string> = {},
 ): Promise<Record<string, unknown>> {
   const loader = script.endsWith(".ts") ? ["--import", import.meta.resolve("tsx")] : [];
-  const child: ChildProcess = spawn(process.execPath, [...loader, script, ...args], {
+  // A profile of the load process too: LOAD_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/load-prof".
+  const nodeArgs = process.env.LOAD_NODE_ARGS?.split(" ").filter(Boolean) ?? [];
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, ...loader, script, ...args], {
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "inherit"],
   });

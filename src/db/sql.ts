@@ -9,6 +9,7 @@
 import { createHash } from "node:crypto";
 import type { PGlite, Transaction } from "@electric-sql/pglite";
 import pg from "pg";
+import { corkPgWrites } from "./pg-cork.js";
 
 export interface SqlQuery {
   query<T extends object>(text: string, params?: readonly unknown[]): Promise<T[]>;
@@ -59,6 +60,7 @@ function statementName(text: string): string {
 }
 
 export function poolSql(pool: pg.Pool, options: { prepared?: boolean } = {}): Sql {
+  corkPgWrites();
   const prepared = options.prepared ?? true;
   const run = async <T extends object>(
     client: pg.Pool | pg.PoolClient,

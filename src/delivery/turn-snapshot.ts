@@ -1,6 +1,7 @@
 // What a turn needs, read in one statement: the conversation, the outgoing messages still to route, the
 // pending inputs (with their job's status), the running jobs — and the recent history only when the agent
 // runtime asks for it (the built-in composer does not).
+import { batched } from "../db/batched.js";
 import type { SqlQuery } from "../db/sql.js";
 import {
   conversationFromJson,
@@ -25,34 +26,61 @@ export interface TurnSnapshot {
 
 type Json = Record<string, unknown>;
 
+type SnapshotRow = {
+  conversation: Json | null;
+  outgoing: Json[];
+  inputs: Json[];
+  running: Json[];
+  history: Json[] | null;
+};
+
+/**
+ * One statement reads the snapshots of every conversation whose turn starts at about the same time (see
+ * src/db/batched.ts): under load many turns start together, and each reads the same way.
+ */
+const SNAPSHOTS = (history: boolean) => `SELECT
+       (SELECT row_to_json(c) FROM "Conversation" c WHERE c.id = q.id) AS conversation,
+       (SELECT coalesce(json_agg(m ORDER BY m.seq), '[]') FROM "Message" m
+          WHERE m."conversationId" = q.id AND m.status = 'pending' AND m.role IN ('agent', 'human')) AS outgoing,
+       (SELECT coalesce(json_agg(i ORDER BY i.seq), '[]') FROM (
+          SELECT t.*, j.status AS "jobStatus" FROM "TurnInput" t LEFT JOIN "Job" j ON j.id = t."jobId"
+          WHERE t."conversationId" = q.id AND t.state = 'pending') i) AS inputs,
+       (SELECT coalesce(json_agg(r ORDER BY r."createdAt"), '[]') FROM (
+          SELECT j.id, j.tool, j."toolCallId", j."createdAt",
+            (SELECT p.text FROM "JobProgress" p WHERE p."jobId" = j.id ORDER BY p.seq DESC LIMIT 1) AS "lastProgress"
+          FROM "Job" j WHERE j."conversationId" = q.id AND j.status = 'running') r) AS running,
+       ${
+         history
+           ? `(SELECT coalesce(json_agg(h ORDER BY h.seq), '[]') FROM (
+          SELECT id, seq, role, text, data, "toolCallId", "createdAt" FROM "Message"
+          WHERE "conversationId" = q.id AND "deletedAt" IS NULL ORDER BY seq DESC LIMIT $2) h)`
+           : `NULL::json`
+       } AS history
+     FROM unnest($1::uuid[]) WITH ORDINALITY AS q(id, n) ORDER BY q.n`;
+
+const readers = new WeakMap<SqlQuery, Map<boolean, (conversationId: string) => Promise<SnapshotRow | undefined>>>();
+
+function snapshotReader(sql: SqlQuery, history: boolean) {
+  let bySql = readers.get(sql);
+  if (!bySql) readers.set(sql, (bySql = new Map()));
+  let read = bySql.get(history);
+  if (!read) {
+    const text = SNAPSHOTS(history);
+    read = batched<string, SnapshotRow | undefined>(
+      (ids) => sql.query<SnapshotRow>(text, history ? [ids, HISTORY_SIZE] : [ids]),
+      { max: 32, parallel: 4 },
+    );
+    bySql.set(history, read);
+  }
+  return read;
+}
+
 export async function readTurnSnapshot(
   sql: SqlQuery,
   conversationId: string,
   options: { history: boolean },
 ): Promise<TurnSnapshot | undefined> {
-  const [row] = await sql.query<{
-    conversation: Json | null;
-    outgoing: Json[];
-    inputs: Json[];
-    running: Json[];
-    history: Json[] | null;
-  }>(
-    `SELECT
-       (SELECT row_to_json(c) FROM "Conversation" c WHERE c.id = $1::uuid) AS conversation,
-       (SELECT coalesce(json_agg(m ORDER BY m.seq), '[]') FROM "Message" m
-          WHERE m."conversationId" = $1::uuid AND m.status = 'pending' AND m.role IN ('agent', 'human')) AS outgoing,
-       (SELECT coalesce(json_agg(i ORDER BY i.seq), '[]') FROM (
-          SELECT t.*, j.status AS "jobStatus" FROM "TurnInput" t LEFT JOIN "Job" j ON j.id = t."jobId"
-          WHERE t."conversationId" = $1::uuid AND t.state = 'pending') i) AS inputs,
-       (SELECT coalesce(json_agg(r ORDER BY r."createdAt"), '[]') FROM (
-          SELECT j.id, j.tool, j."toolCallId", j."createdAt",
-            (SELECT p.text FROM "JobProgress" p WHERE p."jobId" = j.id ORDER BY p.seq DESC LIMIT 1) AS "lastProgress"
-          FROM "Job" j WHERE j."conversationId" = $1::uuid AND j.status = 'running') r) AS running,
-       CASE WHEN $2::boolean THEN (SELECT coalesce(json_agg(h ORDER BY h.seq), '[]') FROM (
-          SELECT id, seq, role, text, data, "toolCallId", "createdAt" FROM "Message"
-          WHERE "conversationId" = $1::uuid AND "deletedAt" IS NULL ORDER BY seq DESC LIMIT $3) h) END AS history`,
-    [conversationId, options.history, HISTORY_SIZE],
-  );
+  const row = await snapshotReader(sql, options.history)(conversationId);
   if (!row?.conversation) return undefined;
   return {
     conversation: conversationFromJson(row.conversation),

@@ -1,0 +1,90 @@
+// The socket.io adapter as the hub wraps it (src/realtime-adapter.ts): an emit with ack (every message to a
+// widget) stays in the process while it is the only one — nothing is published to Redis — and reaches another
+// process's sockets as soon as there is another process.
+import { createServer, type Server as HttpServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { Redis } from "ioredis";
+import { io as connect, type Socket as ClientSocket } from "socket.io-client";
+import { afterAll, describe, expect, it } from "vitest";
+import type { WidgetMessage } from "../src/channels/widget/events.js";
+import { createRealtime, type Realtime } from "../src/realtime.js";
+import { eventually, queuePrefix, REDIS_URL } from "./support/services.js";
+
+const ROOM = "conversation:adapter-test";
+
+const message = (text: string): WidgetMessage => ({
+  id: text,
+  role: "agent",
+  text,
+  createdAt: new Date().toISOString(),
+});
+
+async function startProcess(prefix: string): Promise<{ realtime: Realtime; http: HttpServer; url: string }> {
+  const realtime = createRealtime({ kind: "server", url: REDIS_URL }, prefix);
+  const http = createServer();
+  realtime.attach(http);
+  // The test's sockets join the room the way the widget namespace puts a conversation's sockets in theirs.
+  realtime.widget.on("connection", (socket) => void socket.join(ROOM));
+  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+  return { realtime, http, url: `http://127.0.0.1:${(http.address() as AddressInfo).port}` };
+}
+
+async function widgetOf(url: string, label: string, got: string[]): Promise<ClientSocket> {
+  const socket = connect(`${url}/widget`, { transports: ["websocket"] });
+  socket.on("message", (received: WidgetMessage, ack?: (answer: unknown) => void) => {
+    got.push(`${label}:${received.text}`);
+    ack?.({ ok: true });
+  });
+  await new Promise<void>((resolve, reject) => {
+    socket.once("connect", () => resolve());
+    socket.once("connect_error", reject);
+  });
+  return socket;
+}
+
+describe("the hub's socket.io adapter", () => {
+  const prefix = queuePrefix();
+  const redis = new Redis(REDIS_URL);
+  const stops: (() => Promise<void>)[] = [];
+  afterAll(async () => {
+    for (const stop of stops.reverse()) await stop();
+    await redis.quit();
+  });
+
+  it("keeps an emit with ack in a lone process (no PUBLISH), and reaches a second process's sockets", async () => {
+    const channel = `${prefix}:socket.io#/widget#`;
+    const monitor = await redis.duplicate().monitor();
+    const published: string[] = [];
+    monitor.on("monitor", (_time: string, args: string[]) => {
+      if (String(args[0]).toLowerCase() === "publish" && args[1] === channel) published.push(args[1]);
+    });
+    stops.push(async () => void monitor.disconnect());
+
+    const a = await startProcess(prefix);
+    stops.push(() => a.realtime.close().then(() => new Promise((resolve) => a.http.close(() => resolve()))));
+    const got: string[] = [];
+    const first = await widgetOf(a.url, "a", got);
+    stops.push(async () => void first.close());
+
+    const alone = await a.realtime.widget.to(ROOM).timeout(5000).emitWithAck("message", message("one"));
+    expect(alone).toHaveLength(1);
+    expect(got).toEqual(["a:one"]);
+
+    const b = await startProcess(prefix);
+    stops.push(() => b.realtime.close().then(() => new Promise((resolve) => b.http.close(() => resolve()))));
+    const second = await widgetOf(b.url, "b", got);
+    stops.push(async () => void second.close());
+    // The second process counts once its subscription is in (it subscribes as it starts).
+    await eventually(
+      async () => Number((await redis.pubsub("NUMSUB", channel))[1]) === 2,
+      "both processes subscribed to the adapter's channel",
+    );
+
+    const both = await a.realtime.widget.to(ROOM).timeout(5000).emitWithAck("message", message("two"));
+    expect(both).toHaveLength(2);
+    expect(got.sort()).toEqual(["a:one", "a:two", "b:two"]);
+    await eventually(() => published.length === 1, "the second message published once, for the other process");
+    await new Promise((resolve) => setTimeout(resolve, 100)); // and nothing more
+    expect(published).toHaveLength(1);
+  });
+});
