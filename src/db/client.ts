@@ -15,9 +15,13 @@ import { pgliteSql, poolSql, type Sql } from "./sql.js";
 
 export type Db = PrismaClient;
 
-/** Connections for everything but callbacks and webhooks, and for those alone. */
-const POOL_SIZE = 20;
-const INGEST_POOL_SIZE = 8;
+/**
+ * Connections for everything but callbacks and webhooks, and for those alone. Few: the hub's statements are
+ * short, and more connections than PostgreSQL has cores to run them only make them take turns (on two cores
+ * 20 + 8 drained about 10 % fewer results a second than 10 + 4, `npm run bench:load` at saturation).
+ */
+const POOL_SIZE = 10;
+const INGEST_POOL_SIZE = 4;
 /** The outgoing-events sender's own (src/workers/event-sender.ts): a slow receiver cannot take the others'. */
 const EVENTS_POOL_SIZE = 2;
 

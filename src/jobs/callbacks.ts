@@ -9,7 +9,7 @@ import { expiresAtFor } from "../tools/result-expiry.js";
 import { HubError, UnavailableError } from "../errors.js";
 import { mapResponse } from "../tools/map-response.js";
 import { attachmentsSchema, requireHttpsInProduction } from "../conversations/attachments.js";
-import { verifyCallbackToken } from "./callback-token.js";
+import type { CallbackClaim } from "./callback-token.js";
 import { missingJob } from "../conversations/erased.js";
 import { commitProgress, commitResult, readJob, readJobWithControl } from "./job-store.js";
 
@@ -65,9 +65,12 @@ async function committed<T>(work: Promise<T>): Promise<T> {
   }
 }
 
-export async function handleCallback(ctx: CallbackDeps, token: string, rawBody: unknown): Promise<CallbackAnswer> {
-  const claim = verifyCallbackToken(ctx.config.secrets.callbackSecret, token, ctx.now());
-  if (!claim) throw unknownJob();
+/** A callback whose token was already verified (the route checks it before reading the body). */
+export async function handleCallback(
+  ctx: CallbackDeps,
+  claim: CallbackClaim,
+  rawBody: unknown,
+): Promise<CallbackAnswer> {
   const { jobId } = claim;
   const body = parseCallbackBody(rawBody);
   if ("result" in body) requireHttpsInProduction(ctx.config.production, body.attachments, "attachments");

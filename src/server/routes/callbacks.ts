@@ -2,7 +2,7 @@
 import express, { Router } from "express";
 import type { HubContext } from "../../context.js";
 import { HubError } from "../../errors.js";
-import { verifyCallbackToken } from "../../jobs/callback-token.js";
+import { verifyCallbackToken, type CallbackClaim } from "../../jobs/callback-token.js";
 import { handleCallback, unknownJob } from "../../jobs/callbacks.js";
 import { repairBody } from "../json-guard.js";
 
@@ -13,17 +13,17 @@ export function callbackRoutes(ctx: HubContext): Router {
   router.post(
     "/:token",
     // The token is the only credential: checked before the body is read, so a stranger's body is never parsed.
-    (req, _res, next) =>
-      next(
-        verifyCallbackToken(ctx.config.secrets.callbackSecret, req.params.token as string, ctx.now())
-          ? undefined
-          : unknownJob(),
-      ),
+    (req, res, next) => {
+      const claim = verifyCallbackToken(ctx.config.secrets.callbackSecret, req.params.token as string, ctx.now());
+      if (!claim) return next(unknownJob());
+      res.locals.claim = claim;
+      next();
+    },
     express.json({ limit: CALLBACK_BODY_LIMIT, type: () => true }),
     repairBody("invalid_body"),
     async (req, res) => {
       try {
-        const answer = await handleCallback(ctx, req.params.token as string, req.body);
+        const answer = await handleCallback(ctx, res.locals.claim as CallbackClaim, req.body);
         ctx.metrics.callbacks.inc({ outcome: answer.duplicate ? "duplicate" : "accepted" });
         res.json(answer);
       } catch (error) {
