@@ -56,7 +56,9 @@ const COMMIT_RESULTS = `WITH p AS MATERIALIZED (
      job AS (
        UPDATE "Job" j SET (status, result, attachments, error, "runningKey", "endedAt", "updatedAt") = (
            SELECT f.status, f.result, f.attachments, f.error, NULL, f.at, f.at FROM first f WHERE f."jobId" = j.id)
-       WHERE j.id = ANY($2::uuid[]) AND j.status = 'running'
+       -- By its key only: \`status || ''\` keeps the status index out of the plan (a plan made while every job was
+       -- running would walk them all to find these).
+       WHERE j.id = ANY($2::uuid[]) AND j.status || '' = 'running'
        RETURNING j.id, j."conversationId", j.tool, j."toolCallId",
          CASE WHEN j.attempt > 1 THEN jsonb_build_object('attempt', j.attempt, 'rerunOf', j."rerunOf") ELSE '{}' END AS rerun),
      entry AS (
