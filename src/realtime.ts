@@ -52,6 +52,14 @@ export function createRealtime(target: RedisTarget, prefix: string): Realtime {
   /** The TCP connections upgraded to WebSocket: an HTTP server's own close does not end them. */
   const upgraded = new Set<Duplex>();
   redis.on("error", () => {});
+  // The adapter publishes some messages without waiting for the answer (nor handling its failure): while Redis
+  // is away each would be an unhandled rejection. Whoever awaits a publish still sees its failure.
+  const publish = redis.publish.bind(redis) as (...args: unknown[]) => Promise<number>;
+  (redis as unknown as { publish: (...args: unknown[]) => Promise<number> }).publish = (...args) => {
+    const sent = publish(...args);
+    sent.catch(() => undefined);
+    return sent;
+  };
   const io = new Server({
     adapter: hubAdapter(
       createAdapter(redis, {
@@ -59,6 +67,7 @@ export function createRealtime(target: RedisTarget, prefix: string): Realtime {
         channelPrefix: `${prefix}:socket.io`,
         sessionKeyPrefix: `${prefix}:sio:session:`,
       }),
+      () => redis.status === "ready",
     ),
     cors: { origin: true },
     // A stopping process takes no new connection, not even over a keep-alive connection still open to it.

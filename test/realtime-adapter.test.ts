@@ -9,6 +9,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { WidgetMessage } from "../src/channels/widget/events.js";
 import { createRealtime, type Realtime } from "../src/realtime.js";
 import { eventually, queuePrefix, REDIS_URL } from "./support/services.js";
+import { TcpProxy } from "./support/tcp-proxy.js";
 
 const ROOM = "conversation:adapter-test";
 
@@ -19,8 +20,11 @@ const message = (text: string): WidgetMessage => ({
   createdAt: new Date().toISOString(),
 });
 
-async function startProcess(prefix: string): Promise<{ realtime: Realtime; http: HttpServer; url: string }> {
-  const realtime = createRealtime({ kind: "server", url: REDIS_URL }, prefix);
+async function startProcess(
+  prefix: string,
+  redisUrl = REDIS_URL,
+): Promise<{ realtime: Realtime; http: HttpServer; url: string }> {
+  const realtime = createRealtime({ kind: "server", url: redisUrl }, prefix);
   const http = createServer();
   realtime.attach(http);
   // The test's sockets join the room the way the widget namespace puts a conversation's sockets in theirs.
@@ -66,6 +70,10 @@ describe("the hub's socket.io adapter", () => {
     const first = await widgetOf(a.url, "a", got);
     stops.push(async () => void first.close());
 
+    await eventually(
+      async () => Number((await redis.pubsub("NUMSUB", channel))[1]) === 1,
+      "the first process subscribed to the adapter's channel",
+    );
     const alone = await a.realtime.widget.to(ROOM).timeout(5000).emitWithAck("message", message("one"));
     expect(alone).toHaveLength(1);
     expect(got).toEqual(["a:one"]);
@@ -86,5 +94,49 @@ describe("the hub's socket.io adapter", () => {
     await eventually(() => published.length === 1, "the second message published once, for the other process");
     await new Promise((resolve) => setTimeout(resolve, 100)); // and nothing more
     expect(published).toHaveLength(1);
+  });
+
+  it("never keeps a local socket waiting for Redis: a Redis that stops answering, or is gone", async () => {
+    const redisUrl = new URL(REDIS_URL);
+    const proxy = await new TcpProxy(Number(redisUrl.port || 6379), redisUrl.hostname).start();
+    const other = queuePrefix();
+    const a = await startProcess(other, `redis://${redisUrl.hostname}:${proxy.port}`);
+    stops.push(async () => {
+      proxy.restore();
+      await a.realtime.close();
+      await new Promise((resolve) => a.http.close(() => resolve(undefined)));
+      await proxy.stop();
+    });
+    const got: string[] = [];
+    const widget = await widgetOf(a.url, "a", got);
+    const arrivals = new Map<string, number>();
+    widget.on("message", (received: WidgetMessage) => arrivals.set(received.text, Date.now()));
+    stops.push(async () => void widget.close());
+    await eventually(
+      async () => Number((await redis.pubsub("NUMSUB", `${other}:socket.io#/widget#`))[1]) === 1,
+      "the process subscribed to the adapter's channel",
+    );
+
+    // The emit's own completion waits for the count (socket.io's, as before): until its timeout, which hands
+    // over the acks that came. What must not wait is the socket here.
+    const emitted = async (text: string) => {
+      const at = Date.now();
+      const acks = await a.realtime.widget
+        .to(ROOM)
+        .timeout(3000)
+        .emitWithAck("message", message(text))
+        .catch((error: { responses?: unknown[] }) => error.responses ?? []);
+      return { acks: acks.length, arrivedWithinMs: arrivals.get(text)! - at };
+    };
+    proxy.hold(); // connected, but nothing it sends reaches Redis: the count never comes
+    const held = await emitted("held");
+    proxy.release();
+    proxy.cut(); // gone: the client knows it is not connected
+    const cut = await emitted("cut");
+    expect(got).toEqual(["a:held", "a:cut"]);
+    expect(held.acks).toBe(1);
+    expect(cut.acks).toBe(1);
+    expect(held.arrivedWithinMs).toBeLessThan(1000);
+    expect(cut.arrivedWithinMs).toBeLessThan(1000);
   });
 });

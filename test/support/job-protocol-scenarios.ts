@@ -127,6 +127,38 @@ export function defineJobProtocolTests(
       expect(replies[0]!.text).toContain("3 found");
     });
 
+    it("results of many jobs posted at once, each twice, commit together yet each for itself", async () => {
+      // Posted together they commit a few at a time in one statement (src/db/batched.ts): each job must
+      // still end with its own result, once, and the second post of each must be told it was a duplicate.
+      const jobs = await Promise.all(
+        Array.from({ length: 6 }, async (_, i) => {
+          const conversation = await hub.conversation();
+          return { conversation, jobId: await startJob(conversation), found: `${i + 1} found` };
+        }),
+      );
+      const answers = await Promise.all(
+        jobs.flatMap(({ jobId, found }) =>
+          [0, 1].map(async () => ({ jobId, answer: await backend.post(jobId, { result: "ok", message: found }) })),
+        ),
+      );
+      for (const { jobId, found } of jobs) {
+        const mine = answers.filter((each) => each.jobId === jobId).map((each) => each.answer);
+        expect(mine.map((answer) => answer.status)).toEqual([200, 200]);
+        expect(mine.filter((answer) => (answer.body as { duplicate?: boolean }).duplicate === true)).toHaveLength(1);
+        const entries = await hub.db.message.findMany({ where: { jobId, role: "tool_result" } });
+        expect(entries.map((entry) => entry.text)).toEqual([found]);
+        expect(await hub.db.turnInput.count({ where: { jobId } })).toBe(1);
+        const job = (await hub.api("GET", `/v1/jobs/${jobId}`)).body.job as { status: string };
+        expect(job.status).toBe("succeeded");
+      }
+      for (const { conversation, found } of jobs) {
+        await eventually(async () => {
+          const replies = await hub.db.message.findMany({ where: { conversationId: conversation, role: "agent" } });
+          return replies.length === 1 && replies[0]!.text?.includes(found);
+        }, `one reply giving "${found}"`);
+      }
+    });
+
     it("an error result ends the job as failed and owes the person a failure notice", async () => {
       const conversation = await hub.conversation();
       const jobId = await startJob(conversation);
