@@ -68,7 +68,7 @@ function snapshotReader(sql: SqlQuery, history: boolean) {
     const text = SNAPSHOTS(history);
     read = batched<string, SnapshotRow | undefined>(
       (ids) => sql.query<SnapshotRow>(text, history ? [ids, HISTORY_SIZE] : [ids]),
-      { max: 32, parallel: 1 },
+      { max: 32, parallel: 2 },
     );
     bySql.set(history, read);
   }

@@ -96,7 +96,7 @@ export async function commitResult(sql: SqlQuery, result: ResultCommit): Promise
         ]);
         return rows.map((row) => (row.entry ? messageFromJson(row.entry) : undefined));
       },
-      { max: 32, parallel: 1 },
+      { max: 32, parallel: 2 },
     );
     committers.set(sql, commit);
   }
