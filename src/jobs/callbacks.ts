@@ -11,7 +11,8 @@ import { mapResponse } from "../tools/map-response.js";
 import { attachmentsSchema, requireHttpsInProduction } from "../conversations/attachments.js";
 import type { CallbackClaim } from "./callback-token.js";
 import { missingJob } from "../conversations/erased.js";
-import { commitProgress, commitResult, readJob, readJobWithControl } from "./job-store.js";
+import { commitProgress, readJob, readJobWithControl } from "./job-store.js";
+import { commitResult } from "./result-commit.js";
 
 export const PROGRESS_KEPT = 50;
 export const NOTIFY_LIMIT = 16;
