@@ -6,7 +6,14 @@ import { writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { floorScript, pool, runJson, startBenchBackend, startBenchHub, withFloor } from "./support/bench-hub.js";
+import {
+  floorScript,
+  runJson,
+  startBenchBackend,
+  startBenchHub,
+  widgetSessions,
+  withFloor,
+} from "./support/bench-hub.js";
 
 const { values } = parseArgs({
   options: { widgets: { type: "string", default: "10000" }, "no-floor": { type: "boolean", default: false } },
@@ -18,19 +25,7 @@ let hubFigures: Record<string, unknown>;
 try {
   await new Promise((resolve) => setTimeout(resolve, 5000)); // settled after start-up
   const idleRssMb = hub.rssMb();
-  const tokens: string[] = [];
-  await pool(
-    Array.from({ length: N }, (_, i) => i),
-    50,
-    async () => {
-      const res = await fetch(`${hub.url}/widget/sessions`, {
-        method: "POST",
-        headers: { "Content-Type": "application/json" },
-        body: "{}",
-      });
-      tokens.push(((await res.json()) as { token: string }).token);
-    },
-  );
+  const tokens = (await widgetSessions(hub.url, N)).map((session) => session.token);
   const tokensFile = path.join(tmpdir(), `bench-idle-${process.pid}.json`);
   writeFileSync(tokensFile, JSON.stringify(tokens));
   const connect = await runJson("bench/idle-client.ts", [tokensFile, hub.url, String(hub.process.child.pid)]);

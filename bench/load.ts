@@ -21,6 +21,7 @@ import {
   runJson,
   startBenchBackend,
   startBenchHub,
+  widgetSessions,
   withFloor,
 } from "./support/bench-hub.js";
 
@@ -133,20 +134,7 @@ async function runHub(env: Record<string, string>): Promise<Record<string, unkno
   let stopped = false;
   try {
     // Conversations, and enough running jobs in each for the results to come.
-    const widgets: { conversationId: string; token: string; jobs: string[] }[] = [];
-    await pool(
-      Array.from({ length: N }, (_, i) => i),
-      50,
-      async () => {
-        const res = await fetch(`${hub.url}/widget/sessions`, {
-          method: "POST",
-          headers: { "Content-Type": "application/json" },
-          body: "{}",
-        });
-        const session = (await res.json()) as { conversationId: string; token: string };
-        widgets.push({ ...session, jobs: [] });
-      },
-    );
+    const widgets = (await widgetSessions(hub.url, N)).map((session) => ({ ...session, jobs: [] as string[] }));
     await pool(widgets, 50, async (widget) => {
       for (let j = 0; j < jobsPerConversation; j++) {
         const started = await hub.api("POST", `/v1/conversations/${widget.conversationId}/tool-calls`, {

@@ -7,17 +7,11 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startDemoHub } from "./support/browser.js";
-import { root, tsxLoader } from "./support/hub-process.js";
+import { hubCommand as runHubCommand, root, tsxLoader } from "./support/hub-process.js";
 import { eventually } from "./support/services.js";
 import { CALLBACK_SECRET, HUB_API_KEY, TestHub } from "./support/test-hub.js";
 import { startToolBackend, TOOL_KEY, type ToolBackend } from "./support/tool-backend.js";
 import { matchTherapists } from "./support/tool-files.js";
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
 describe("hub chat", () => {
   let hub: TestHub;
@@ -34,19 +28,8 @@ describe("hub chat", () => {
     await backend?.stop();
   });
 
-  function hubCommand(args: string[], env: Record<string, string> = {}): Promise<Run> {
-    const { PATH, HOME } = process.env;
-    const child = spawn(process.execPath, ["--import", tsxLoader, path.join(root, "src/cli/hub.ts"), ...args], {
-      cwd: root,
-      env: { PATH, HOME, LOG_LEVEL: "silent", HUB_URL: hub.url, DATA_DIR: dataDir, HUB_API_KEY, ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    return new Promise((resolve) => child.on("close", (code) => resolve({ code, stdout, stderr })));
-  }
+  const hubCommand = (args: string[], env: Record<string, string> = {}) =>
+    runHubCommand(args, { HUB_URL: hub.url, DATA_DIR: dataDir, HUB_API_KEY, ...env });
 
   it("prints the reply, the progress and the late result, then exits 0", async () => {
     const run = await hubCommand(["chat", "search for anxiety therapists in Ñuñoa"]);

@@ -7,33 +7,10 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, utimesSy
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { root, spawnHub, startHubProcess, tsxLoader, type SpawnedHub } from "./support/hub-process.js";
+import { hubCommand as hub, root, spawnHub, startHubProcess, type SpawnedHub } from "./support/hub-process.js";
 import { freePort } from "./support/services.js";
 import { matchTherapists } from "./support/tool-files.js";
 import { openSession, WidgetClient } from "./support/widget-client.js";
-
-const cliScript = path.join(root, "src/cli/hub.ts");
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** `hub <args>` from the sources, with only the environment given (and PATH, HOME). */
-function hub(args: string[], env: Record<string, string> = {}, cwd = root): Promise<Run> {
-  const { PATH, HOME } = process.env;
-  const child = spawn(process.execPath, ["--import", tsxLoader, cliScript, ...args], {
-    cwd,
-    env: { PATH, HOME, LOG_LEVEL: "silent", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  return new Promise((resolve) => child.on("close", (code) => resolve({ code, stdout, stderr })));
-}
 
 function toolsDir(files: Record<string, string>): string {
   const dir = mkdtempSync(path.join(tmpdir(), "hub-cli-tools-"));

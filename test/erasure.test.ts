@@ -4,14 +4,12 @@
 // idempotent (one event); a late result for one of the conversation's jobs is answered 410 and never
 // delivered, on any process; what would add to the conversation is refused. PostgreSQL and the embedded
 // database.
-import { spawn } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AGENT_SECRET, AgentRuntime } from "./support/agent-runtime.js";
 import { FakeFcm } from "./support/fake-fcm.js";
 import { FakeGraph, metaEnvFor } from "./support/fake-graph.js";
-import { root, spawnHub, tsxLoader } from "./support/hub-process.js";
+import { hubCommand, spawnHub, type CommandRun } from "./support/hub-process.js";
 import { eventually } from "./support/services.js";
 import { apiCall, CONSOLE_API_KEY, HUB_API_KEY, TestHub } from "./support/test-hub.js";
 import { postCallback, startToolBackend, TOOL_KEY, type ToolBackend } from "./support/tool-backend.js";
@@ -19,28 +17,6 @@ import { matchTherapists } from "./support/tool-files.js";
 import { openSession, WidgetClient } from "./support/widget-client.js";
 
 const APP_SECRET = "app-secret-for-tests";
-const cliScript = path.join(root, "src/cli/hub.ts");
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** `hub <args>` from the sources, in a process of its own, with only the environment given. */
-function cli(args: string[], env: Record<string, string>): Promise<Run> {
-  const { PATH, HOME } = process.env;
-  const child = spawn(process.execPath, ["--import", tsxLoader, cliScript, ...args], {
-    cwd: root,
-    env: { PATH, HOME, ...env, LOG_LEVEL: "silent" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  return new Promise((resolve) => child.on("close", (code) => resolve({ code, stdout, stderr })));
-}
 
 /** A person with words, a name and a number nobody else in the database has. */
 function person() {
@@ -425,23 +401,23 @@ describe.each(["postgresql", "embedded"] as const)("erasure (%s)", (database) =>
     await hub.api("POST", `/v1/conversations/${one}/messages`, { text: `for ${who.name}` });
     await hub.settled();
 
-    const runs: Record<string, Run> = {};
+    const runs: Record<string, CommandRun> = {};
     const commands = async () => {
       const env = hub.siblingEnv({});
-      runs.one = await cli(["erase", "--conversation", one, "--reason", "asked by phone"], env);
-      runs.again = await cli(["erase", "--conversation", one], env);
-      runs.contact = await cli(["erase", "--contact", `whatsapp:+${who.phone}`], env);
-      runs.none = await cli(["erase", "--contact", `whatsapp:${who.phone}`], env);
-      runs.unknown = await cli(["erase", "--conversation", randomUUID()], env);
-      runs.malformed = await cli(["erase", "--conversation", "nope"], env);
-      runs.badChannel = await cli(["erase", "--contact", "fax:123"], env);
-      runs.both = await cli(["erase", "--conversation", one, "--contact", `web:${who.phone}`], env);
-      runs.flag = await cli(["erase", "--everything"], env);
-      runs.nothing = await cli(["erase"], env);
+      runs.one = await hubCommand(["erase", "--conversation", one, "--reason", "asked by phone"], env);
+      runs.again = await hubCommand(["erase", "--conversation", one], env);
+      runs.contact = await hubCommand(["erase", "--contact", `whatsapp:+${who.phone}`], env);
+      runs.none = await hubCommand(["erase", "--contact", `whatsapp:${who.phone}`], env);
+      runs.unknown = await hubCommand(["erase", "--conversation", randomUUID()], env);
+      runs.malformed = await hubCommand(["erase", "--conversation", "nope"], env);
+      runs.badChannel = await hubCommand(["erase", "--contact", "fax:123"], env);
+      runs.both = await hubCommand(["erase", "--conversation", one, "--contact", `web:${who.phone}`], env);
+      runs.flag = await hubCommand(["erase", "--everything"], env);
+      runs.nothing = await hubCommand(["erase"], env);
     };
     // The embedded database belongs to the hub that runs on it: the command works on it while none does.
     if (database === "embedded") {
-      const held = await cli(["erase", "--conversation", one], hub.siblingEnv({}));
+      const held = await hubCommand(["erase", "--conversation", one], hub.siblingEnv({}));
       expect(held.code).toBe(1);
       expect(held.stderr).toContain("erase through that hub's API (POST /v1/conversations/{id}/erase)");
       await hub.restart(commands);

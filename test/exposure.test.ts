@@ -29,6 +29,23 @@ describe("exposure", () => {
     }
   });
 
+  it("the machines' endpoints say their JSON is JSON, and carry no page policy", async () => {
+    for (const [route, body] of [
+      ["/callbacks/not-a-token", "{}"],
+      ["/webhooks/meta", "{}"],
+    ] as const) {
+      const res = await fetch(`${hub.url}${route}`, {
+        method: "POST",
+        body,
+        headers: { "Content-Type": "application/json" },
+      });
+      expect(res.status).toBeGreaterThanOrEqual(400);
+      expect(res.headers.get("content-type")).toContain("application/json");
+      expect(res.headers.get("x-content-type-options")).toBe("nosniff");
+      expect(res.headers.get("content-security-policy")).toBeNull();
+    }
+  });
+
   it("other sites can load the widget's script, its stylesheet and its socket.io client", async () => {
     for (const asset of ["/widget.js", "/widget.css", "/widget/socket.io.js"]) {
       const res = await fetch(`${hub.url}${asset}`, { headers: { Origin: "https://shop.example" } });

@@ -3,7 +3,6 @@
 // of theirs, uploads, outgoing events — and what is newer or still owed stays; two hubs pruning at once
 // both succeed and count each row once; `hub data prune --dry-run` counts and deletes nothing, `hub data
 // prune` deletes; bad settings are refused naming the variable. Old rows are written with old timestamps.
-import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -15,7 +14,7 @@ import { startHub } from "../src/hub.js";
 import { createLogger } from "../src/logger.js";
 import { pruneAll, pruneState, pruneStep, type PruneCounts } from "../src/retention/prune-pass.js";
 import { sweepOnce } from "../src/workers/sweeper.js";
-import { root, spawnHub, tsxLoader } from "./support/hub-process.js";
+import { hubCommand, spawnHub } from "./support/hub-process.js";
 import { TestHub } from "./support/test-hub.js";
 
 const DAY = 86_400_000;
@@ -144,27 +143,6 @@ async function everything(sql: SqlQuery, id: string): Promise<Record<string, num
     devices: await of("PushDevice"),
     events: await of("HubEvent"),
   };
-}
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** `hub <args>` from the sources, with the environment given. */
-function hubCommand(args: string[], env: Record<string, string>): Promise<Run> {
-  const { PATH, HOME } = process.env;
-  const child = spawn(process.execPath, ["--import", tsxLoader, path.join(root, "src/cli/hub.ts"), ...args], {
-    cwd: root,
-    env: { PATH, HOME, ...env, LOG_LEVEL: "silent" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  return new Promise((resolve) => child.on("close", (code) => resolve({ code, stdout, stderr })));
 }
 
 describe.each(["postgresql", "embedded"] as const)("retention (%s)", (database) => {

@@ -148,6 +148,24 @@ export async function pool<T>(items: T[], limit: number, work: (item: T) => Prom
   );
 }
 
+/** `n` new anonymous widget sessions (50 opened at a time), as the widget opens one. */
+export async function widgetSessions(hubUrl: string, n: number): Promise<{ conversationId: string; token: string }[]> {
+  const sessions: { conversationId: string; token: string }[] = [];
+  await pool(
+    Array.from({ length: n }, (_, i) => i),
+    50,
+    async () => {
+      const res = await fetch(`${hubUrl}/widget/sessions`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: "{}",
+      });
+      sessions.push((await res.json()) as { conversationId: string; token: string });
+    },
+  );
+  return sessions;
+}
+
 /** Runs a script (TypeScript through tsx's loader, or plain JavaScript) and returns its last JSON line. */
 export async function runJson(
   script: string,

@@ -14,7 +14,7 @@ import type {
 } from "../channels/widget/events.js";
 import type { Config } from "../config.js";
 import { writeSecretFile } from "../secret-file.js";
-import { CliError } from "./read-timeline.js";
+import { CliError } from "./cli-error.js";
 import { terminalText } from "./terminal-text.js";
 
 interface ChatState {

@@ -8,7 +8,7 @@ import { openDataForCommand } from "./open-data.js";
 import { pendingMigrations } from "../db/pending-migrations.js";
 import { pruneAll } from "../retention/prune-pass.js";
 import { previewPrune, type KindPreview, type PrunePreview } from "../retention/prune-preview.js";
-import { CliError } from "./read-timeline.js";
+import { CliError } from "./cli-error.js";
 
 type Print = (line: string) => void;
 

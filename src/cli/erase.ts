@@ -7,7 +7,7 @@ import { isUuid } from "../conversations/conversations.js";
 import { conversationsOfContact, eraseConversation, type Tombstone } from "../conversations/erasure.js";
 import { openDataForCommand } from "./open-data.js";
 import { CHANNELS, type Channel } from "../delivery/channel.js";
-import { CliError } from "./read-timeline.js";
+import { CliError } from "./cli-error.js";
 
 export type EraseTarget = { conversation: string } | { channel: Channel; contact: string };
 

@@ -9,7 +9,8 @@ import { signedCallbackUrl } from "../jobs/callback-url.js";
 import { chat, currentChat } from "./chat.js";
 import { erase, parseContact, type EraseTarget } from "./erase.js";
 import { renderTimeline } from "./conversation-show.js";
-import { CliError, readTimeline } from "./read-timeline.js";
+import { CliError } from "./cli-error.js";
+import { readTimeline } from "./read-timeline.js";
 import { terminalText } from "./terminal-text.js";
 import { dataPrune } from "./data-prune.js";
 

@@ -6,12 +6,19 @@ import path from "node:path";
 import type { Config } from "../config.js";
 import { DataLockError } from "../db/data-lock.js";
 import { openDatabase, type Database } from "../db/client.js";
-import { CliError } from "./read-timeline.js";
+import { CliError } from "./cli-error.js";
 
-/** `whileHeld` ends the sentence said when a hub holds the embedded folder: what to do instead. */
-export async function openDataForCommand(config: Config, whileHeld: string): Promise<Database> {
+/**
+ * `whileHeld` ends the sentence said when a hub holds the embedded folder: what to do instead. `noDatabase`
+ * says there is none (by default: set DATA_DIR or DATABASE_URL).
+ */
+export async function openDataForCommand(
+  config: Config,
+  whileHeld: string,
+  noDatabase = `there is no database in ${config.dataDir} (set DATA_DIR, or DATABASE_URL)`,
+): Promise<Database> {
   if (!config.databaseUrl && !existsSync(path.join(config.dataDir, "pglite", "PG_VERSION")))
-    throw new CliError(`there is no database in ${config.dataDir} (set DATA_DIR, or DATABASE_URL)`);
+    throw new CliError(noDatabase);
   try {
     return await openDatabase({
       databaseUrl: config.databaseUrl,

@@ -2,16 +2,11 @@
 // only when no hub answers, from the database itself. The embedded database's folder belongs to the hub
 // that runs on it, so reading it directly takes the folder's lock first (and is refused while a hub holds
 // it); PostgreSQL is read directly as it is.
-import { existsSync } from "node:fs";
-import path from "node:path";
 import type { Config } from "../config.js";
 import { conversationTimeline, type ConversationTimeline } from "../console/console-queries.js";
-import { DataLockError } from "../db/data-lock.js";
-import { openDatabase, type Database } from "../db/client.js";
+import { CliError } from "./cli-error.js";
+import { openDataForCommand } from "./open-data.js";
 import { HubError } from "../errors.js";
-
-/** A failure of the command, as the one sentence it prints. */
-export class CliError extends Error {}
 
 /** How long a hub has to answer before the command treats it as not running. */
 const HUB_TIMEOUT_MS = 15_000;
@@ -49,24 +44,11 @@ async function askHub(config: Config, id: string): Promise<HubAnswer> {
 }
 
 async function readDirectly(config: Config, id: string, noHub: string): Promise<ConversationTimeline | undefined> {
-  if (!config.databaseUrl && !existsSync(path.join(config.dataDir, "pglite", "PG_VERSION")))
-    throw new CliError(`no hub answered at ${config.hubUrl} (${noHub}) and there is no database in ${config.dataDir}`);
-  let database: Database;
-  try {
-    database = await openDatabase({
-      databaseUrl: config.databaseUrl,
-      pooler: config.databasePooler,
-      dataDir: config.dataDir,
-      migrate: false,
-      holder: "a hub command",
-    });
-  } catch (error) {
-    if (error instanceof DataLockError)
-      throw new CliError(
-        `${error.inUse}, which did not answer at ${config.hubUrl} (${noHub}): set HUB_URL to its address, or stop it first`,
-      );
-    throw error;
-  }
+  const database = await openDataForCommand(
+    config,
+    `it did not answer at ${config.hubUrl} (${noHub}): set HUB_URL to its address, or stop it first`,
+    `no hub answered at ${config.hubUrl} (${noHub}) and there is no database in ${config.dataDir}`,
+  );
   try {
     return await conversationTimeline({ sql: database.sql, now: () => new Date() }, id);
   } catch (error) {

@@ -68,3 +68,19 @@ export function batched<In, Out>(
       start();
     });
 }
+
+/**
+ * The same, with one batcher per store (`sql`): a batch is one statement on one store, and each store — a
+ * pool, the ingest pool, an embedded database — batches its own callers. `runBatch` gets the store.
+ */
+export function batchedPerStore<Store extends object, In, Out>(
+  runBatch: (store: Store, items: In[]) => Promise<Out[]>,
+  options: BatchOptions,
+): (store: Store, item: In) => Promise<Out> {
+  const runners = new WeakMap<Store, (item: In) => Promise<Out>>();
+  return (store, item) => {
+    let run = runners.get(store);
+    if (!run) runners.set(store, (run = batched((items: In[]) => runBatch(store, items), options)));
+    return run(item);
+  };
+}

@@ -29,8 +29,10 @@ export function utcDate(text: string): Date {
   return new Date(`${text.replace(" ", "T")}Z`);
 }
 
-/** A Date as the UTC wall time a `timestamp(3)` column holds. */
-const asParam = (value: unknown) => (value instanceof Date ? value.toISOString().slice(0, -1) : value);
+/** A Date as the UTC wall time a `timestamp(3)` column holds (also for a date inside a JSON parameter). */
+export const utcWallTime = (at: Date) => at.toISOString().slice(0, -1);
+
+const asParam = (value: unknown) => (value instanceof Date ? utcWallTime(value) : value);
 
 const pgParsers: Record<number, (text: string) => unknown> = {
   [TIMESTAMP]: utcDate,

@@ -1,7 +1,7 @@
 // What a turn needs, read in one statement: the conversation, the outgoing messages still to route, the
 // pending inputs (with their job's status), the running jobs — and the recent history only when the agent
 // runtime asks for it (the built-in composer does not).
-import { batched } from "../db/batched.js";
+import { batchedPerStore } from "../db/batched.js";
 import type { SqlQuery } from "../db/sql.js";
 import {
   conversationFromJson,
@@ -36,9 +36,13 @@ type SnapshotRow = {
 
 /**
  * One statement reads the snapshots of every conversation whose turn starts at about the same time (see
- * src/db/batched.ts): under load many turns start together, and each reads the same way.
+ * src/db/batched.ts): under load many turns start together, and each reads the same way. The history only for
+ * those who ask for it.
  */
-const SNAPSHOTS = (history: boolean) => `SELECT
+const readSnapshots = batchedPerStore<SqlQuery, { conversationId: string; history: boolean }, SnapshotRow>(
+  (sql, asked) =>
+    sql.query<SnapshotRow>(
+      `SELECT
        (SELECT row_to_json(c) FROM "Conversation" c WHERE c.id = q.id) AS conversation,
        (SELECT coalesce(json_agg(m ORDER BY m.seq), '[]') FROM "Message" m
           WHERE m."conversationId" = q.id AND m.status = 'pending' AND m.role IN ('agent', 'human')) AS outgoing,
@@ -49,38 +53,21 @@ const SNAPSHOTS = (history: boolean) => `SELECT
           SELECT j.id, j.tool, j."toolCallId", j."createdAt",
             (SELECT p.text FROM "JobProgress" p WHERE p."jobId" = j.id ORDER BY p.seq DESC LIMIT 1) AS "lastProgress"
           FROM "Job" j WHERE j."conversationId" = q.id AND j.status = 'running') r) AS running,
-       ${
-         history
-           ? `(SELECT coalesce(json_agg(h ORDER BY h.seq), '[]') FROM (
+       CASE WHEN q.history THEN (SELECT coalesce(json_agg(h ORDER BY h.seq), '[]') FROM (
           SELECT id, seq, role, text, data, "toolCallId", "createdAt" FROM "Message"
-          WHERE "conversationId" = q.id AND "deletedAt" IS NULL ORDER BY seq DESC LIMIT $2) h)`
-           : `NULL::json`
-       } AS history
-     FROM unnest($1::uuid[]) WITH ORDINALITY AS q(id, n) ORDER BY q.n`;
-
-const readers = new WeakMap<SqlQuery, Map<boolean, (conversationId: string) => Promise<SnapshotRow | undefined>>>();
-
-function snapshotReader(sql: SqlQuery, history: boolean) {
-  let bySql = readers.get(sql);
-  if (!bySql) readers.set(sql, (bySql = new Map()));
-  let read = bySql.get(history);
-  if (!read) {
-    const text = SNAPSHOTS(history);
-    read = batched<string, SnapshotRow | undefined>(
-      (ids) => sql.query<SnapshotRow>(text, history ? [ids, HISTORY_SIZE] : [ids]),
-      { max: 32, parallel: 2 },
-    );
-    bySql.set(history, read);
-  }
-  return read;
-}
+          WHERE "conversationId" = q.id AND "deletedAt" IS NULL ORDER BY seq DESC LIMIT $3) h) END AS history
+     FROM unnest($1::uuid[], $2::boolean[]) WITH ORDINALITY AS q(id, history, n) ORDER BY q.n`,
+      [asked.map((each) => each.conversationId), asked.map((each) => each.history), HISTORY_SIZE],
+    ),
+  { max: 32, parallel: 2 },
+);
 
 export async function readTurnSnapshot(
   sql: SqlQuery,
   conversationId: string,
   options: { history: boolean },
 ): Promise<TurnSnapshot | undefined> {
-  const row = await snapshotReader(sql, options.history)(conversationId);
+  const row = await readSnapshots(sql, { conversationId, history: options.history });
   if (!row?.conversation) return undefined;
   return {
     conversation: conversationFromJson(row.conversation),

@@ -1,8 +1,8 @@
 // A job's result, as a callback (or a re-run's start call) commits it: the job ends, its `tool_result` entry
 // and its turn input are written, in one statement. Results that arrive together commit together.
 import { randomUUID } from "node:crypto";
-import { batched } from "../db/batched.js";
-import type { SqlQuery } from "../db/sql.js";
+import { batchedPerStore } from "../db/batched.js";
+import { utcWallTime, type SqlQuery } from "../db/sql.js";
 import { messageFromJson, type MessageRow } from "../delivery/rows.js";
 
 type Json = Record<string, unknown>;
@@ -20,9 +20,6 @@ export interface ResultCommit {
   /** When the result becomes stale if it has not been given (the tool's `deliver_within`). */
   expiresAt: Date | null;
 }
-
-/** A timestamp as the UTC wall time a `timestamp(3)` column holds, inside a JSON parameter. */
-const wallTime = (at: Date | null) => (at ? at.toISOString().slice(0, -1) : null);
 
 // Results that arrive together commit together (src/db/batched.ts): one statement ends every job of the batch
 // that is still running, with its entry and its input. Each job is found by its key (`= ANY`) and takes its
@@ -58,30 +55,21 @@ const COMMIT_RESULTS = `WITH p AS MATERIALIZED (
               WHERE f."jobId" = p."jobId" AND f.n = p.n) AS entry
      FROM p ORDER BY p.n`;
 
-const committers = new WeakMap<SqlQuery, (result: ResultCommit) => Promise<MessageRow | undefined>>();
-
 /**
  * A job's result (or error result): the job ends, its `tool_result` entry and its input are written — only
  * if it is still running. Undefined when it was not (a concurrent result, a timeout, a cancel won). The
  * input's payload is the job's identity (from its row) with `payload` added.
  */
-export async function commitResult(sql: SqlQuery, result: ResultCommit): Promise<MessageRow | undefined> {
-  let commit = committers.get(sql);
-  if (!commit) {
-    commit = batched<ResultCommit, MessageRow | undefined>(
-      async (results) => {
-        const rows = await sql.query<{ entry: Json | null }>(COMMIT_RESULTS, [
-          JSON.stringify(results.map((each, n) => resultRow(each, n))),
-          results.map((each) => each.jobId),
-        ]);
-        return rows.map((row) => (row.entry ? messageFromJson(row.entry) : undefined));
-      },
-      { max: 32, parallel: 2 },
-    );
-    committers.set(sql, commit);
-  }
-  return commit(result);
-}
+export const commitResult = batchedPerStore<SqlQuery, ResultCommit, MessageRow | undefined>(
+  async (sql, results) => {
+    const rows = await sql.query<{ entry: Json | null }>(COMMIT_RESULTS, [
+      JSON.stringify(results.map((each, n) => resultRow(each, n))),
+      results.map((each) => each.jobId),
+    ]);
+    return rows.map((row) => (row.entry ? messageFromJson(row.entry) : undefined));
+  },
+  { max: 32, parallel: 2 },
+);
 
 function resultRow(result: ResultCommit, n: number) {
   const ok = result.status === "succeeded";
@@ -92,13 +80,13 @@ function resultRow(result: ResultCommit, n: number) {
     result: ok ? (result.mapped ?? null) : null,
     attachments: result.attachments?.length ? result.attachments : null,
     error: result.error,
-    at: wallTime(result.at),
+    at: utcWallTime(result.at),
     entryId: randomUUID(),
     text: result.text,
     data: ok ? { outcome: "succeeded", result: result.mapped } : { outcome: "failed", reason: "error" },
     inputId: randomUUID(),
     kind: ok ? "tool_result" : "tool_failed",
     payload: result.payload,
-    expiresAt: wallTime(result.expiresAt),
+    expiresAt: result.expiresAt && utcWallTime(result.expiresAt),
   };
 }

@@ -10,6 +10,31 @@ export const root = fileURLToPath(new URL("../..", import.meta.url));
 export const mainScript = path.join(root, "src/main.ts");
 /** tsx's loader as a file URL, so `--import` finds it whatever the child's working directory. */
 export const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
+
+/** How a `hub` command ended. */
+export interface CommandRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * `hub <args>` from the sources, in a process of its own, with only PATH, HOME and the environment given; its
+ * logs silenced, so that what it prints is its answer alone.
+ */
+export function hubCommand(args: string[], env: Record<string, string> = {}, cwd = root): Promise<CommandRun> {
+  const { PATH, HOME } = process.env;
+  const child = spawn(process.execPath, ["--import", tsxLoader, path.join(root, "src/cli/hub.ts"), ...args], {
+    cwd,
+    env: { PATH, HOME, ...env, LOG_LEVEL: "silent" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  return new Promise((resolve) => child.on("close", (code) => resolve({ code, stdout, stderr })));
+}
 import { clearRedisPrefix } from "./services.js";
 import { apiCall, testHubEnv, type TestHubOptions } from "./test-hub.js";
 

@@ -1,0 +1,2 @@
+// A `hub` command's failure, as the one sentence it prints.
+export class CliError extends Error {}
