@@ -316,6 +316,10 @@ describe("several Meta accounts on one hub", () => {
       const said = turns.flatMap((t) => t.inputs.map((i) => (i.type === "user_message" ? i.text : i.type)));
       expect(said).toEqual(["primero", "handback", "gracias"]);
       for (const turn of turns) expect(JSON.stringify(turn.history)).not.toContain("1234");
+      // The history is there, oldest first, with what the person said before (a missing one would pass above).
+      const last = turns.at(-1)!.history.map((entry) => entry.text);
+      expect(last.indexOf("primero")).toBeGreaterThanOrEqual(0);
+      expect(last.indexOf("primero")).toBeLessThan(last.indexOf("gracias"));
     });
   });
 
