@@ -238,7 +238,7 @@ describe("several Meta accounts on one hub", () => {
   });
 
   describe("changes to earlier messages", () => {
-    it("an edit replaces the text (the old one kept), a reaction is recorded on the message; neither runs a turn", async () => {
+    it("an edit replaces the text (the old one kept), a reaction is recorded on the message, an older one arriving late changes nothing; neither runs a turn", async () => {
       const who = nextPerson();
       const { id } = await graph.whatsappInbound(who, "nos vemos a las 5");
       await eventually(() => sentTo(who)[0], "the reply");
@@ -279,6 +279,37 @@ describe("several Meta accounts on one hub", () => {
       await graph.postWebhook(unreact);
       await settle();
       expect((await hub.db.message.findUniqueOrThrow({ where: { externalId: reply.id } })).reaction).toBeNull();
+
+      // Meta's deliveries come in any order: a reaction and an edit made a minute ago, arriving only now,
+      // leave the later withdrawal and the later text alone; a reaction made after them is applied.
+      const secondsAgo = (s: number) => String(Math.floor(Date.now() / 1000) - s);
+      const lateReaction = whatsappBody(N1, who, {
+        id: `wamid.late-react-${who}`,
+        timestamp: secondsAgo(60),
+        type: "reaction",
+        reaction: { message_id: reply.id, emoji: "😮" },
+      });
+      const lateEdit = whatsappBody(N1, who, {
+        id: `wamid.late-edit-${who}`,
+        timestamp: secondsAgo(60),
+        type: "edit",
+        edit: { original_message_id: id, message: { type: "text", text: { body: "nos vemos a las 4" } } },
+      });
+      expect(await graph.postWebhook(lateReaction)).toBe(200);
+      expect(await graph.postWebhook(lateEdit)).toBe(200);
+      await settle();
+      expect((await hub.db.message.findUniqueOrThrow({ where: { externalId: reply.id } })).reaction).toBeNull();
+      expect((await hub.db.message.findUniqueOrThrow({ where: { externalId: id } })).text).toBe("nos vemos a las 6");
+      const laterReaction = whatsappBody(N1, who, {
+        id: `wamid.later-react-${who}`,
+        timestamp: secondsAgo(-1),
+        type: "reaction",
+        reaction: { message_id: reply.id, emoji: "❤️" },
+      });
+      expect(await graph.postWebhook(laterReaction)).toBe(200);
+      await settle();
+      expect((await hub.db.message.findUniqueOrThrow({ where: { externalId: reply.id } })).reaction).toBe("❤️");
+      expect(agent.turns.filter((t) => t.conversation.id === conversation.id)).toHaveLength(turnsBefore);
     });
 
     it("a deleted message is withheld from the agent: never answered if it was waiting, and left out of the history", async () => {

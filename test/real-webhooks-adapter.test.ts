@@ -216,8 +216,10 @@ describe.skipIf(!available)(
       expect(byFile.get("wa-pywa-status-failed.json")!.statusIds[0]).not.toBe(TARGETS.A);
     });
 
-    it("sets every event time to now, in the original's unit; chatwoot's ISO times become milliseconds", () => {
+    it("sets every event time to now, in the original's unit and the manifest's order; chatwoot's ISO times become milliseconds", () => {
       const timeKeys = ["time", "timestamp", "created_timestamp"];
+      // File i of n is at now − (n − 1 − i) ms: the manifest's order is the order of the events' times.
+      const atOf = (file: string) => now.getTime() - (records.length - 1 - records.findIndex((r) => r.file === file));
       for (const record of records) {
         const times = [...fields(record.body)].filter(([key]) => timeKeys.includes(key));
         const original = [...fields(readRealWebhook(record.file))].filter(([key]) => timeKeys.includes(key));
@@ -233,9 +235,14 @@ describe.skipIf(!available)(
         }
       }
       const whatsApp = eventsOf(byFile.get("wa-pywa-text.json")!)[0]!;
-      expect(at(whatsApp, "timestamp")).toBe(String(Math.floor(now.getTime() / 1000)));
+      expect(at(whatsApp, "timestamp")).toBe(String(Math.floor(atOf("wa-pywa-text.json") / 1000)));
       const chatwoot = byFile.get("ig-chatwoot-text.json")!.body.entry[0]!;
-      expect(chatwoot.time).toBe(now.getTime());
+      expect(chatwoot.time).toBe(atOf("ig-chatwoot-text.json"));
+      // A reaction and its withdrawal, in the order the person made them.
+      const reactionTime = (file: string) => Number(at(eventsOf(byFile.get(file)!)[0]!, "timestamp"));
+      expect(reactionTime("ig-restfb-reaction-react.json")).toBeLessThan(
+        reactionTime("ig-restfb-reaction-unreact.json"),
+      );
       // An expiry keeps its distance from its event: 20h15m after the status in the original.
       const sent = byFile.get("wa-pywa-status-sent.json")!.body;
       const expiry = [...fields(sent)].find(([key]) => key === "expiration_timestamp")![1];

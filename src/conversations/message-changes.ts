@@ -23,7 +23,8 @@ export function messageChanges(sql: SqlQuery, changes: Changes, now: () => Date)
   return {
     /**
      * Replaces a message's text, keeping the earlier one in `edits`; an input not answered yet is answered
-     * with the new text. `known` is false when no such message is in the timeline.
+     * with the new text. `known` is false when no such message is in the timeline. An edit older than the
+     * one the message shows (Meta's deliveries come in any order) changes nothing.
      */
     async edit(target: ChannelMessage, edit: { text: string; editId: string | null; at: Date }) {
       const [row] = await sql.query<{ message: JsonRow | null; known: boolean }>(
@@ -35,6 +36,7 @@ export function messageChanges(sql: SqlQuery, changes: Changes, now: () => Date)
              edits = coalesce(m.edits, '[]'::jsonb) || jsonb_build_array(jsonb_build_object(
                'text', m.text, 'at', coalesce(m."editedAt", m."createdAt"), 'editId', $6::text))
            FROM target WHERE m.id = target.id AND m.text IS DISTINCT FROM $4
+             AND (m."editedAt" IS NULL OR m."editedAt" <= $5)
              AND ($6::text IS NULL OR NOT coalesce(m.edits, '[]'::jsonb) @> jsonb_build_array(jsonb_build_object('editId', $6::text)))
            RETURNING m.*),
          input AS (
@@ -48,21 +50,30 @@ export function messageChanges(sql: SqlQuery, changes: Changes, now: () => Date)
       return { known: row?.known === true, message };
     },
 
-    /** Sets (or, with null, withdraws) the person's reaction on a message. No turn: a reaction asks nothing. */
-    async react(target: ChannelMessage, emoji: string | null) {
-      const [row] = await sql.query<{ message: JsonRow | null; known: boolean }>(
+    /**
+     * Sets (or, with null, withdraws) the person's reaction on a message. No turn: a reaction asks nothing.
+     * Meta delivers reactions in any order and retries them: one older than the reaction on the message is
+     * left out (`known` stays true; nothing changes).
+     */
+    async react(target: ChannelMessage, reaction: { emoji: string | null; at: Date }) {
+      const [row] = await sql.query<{ message: JsonRow | null; changed: boolean; known: boolean }>(
         `WITH target AS (
-           SELECT m.id FROM "Message" m JOIN "Conversation" c ON c.id = m."conversationId"
+           SELECT m.id, m.reaction AS before FROM "Message" m JOIN "Conversation" c ON c.id = m."conversationId"
            WHERE m."externalId" = $3 AND c.channel = $1 AND c.account = $2),
          reacted AS (
-           UPDATE "Message" m SET reaction = $4, "updatedAt" = $5 FROM target
-           WHERE m.id = target.id AND m.reaction IS DISTINCT FROM $4 RETURNING m.*)
-         SELECT (SELECT row_to_json(reacted) FROM reacted) AS message, EXISTS (SELECT 1 FROM target) AS known`,
-        [target.channel, target.account, target.externalId, emoji, now()],
+           UPDATE "Message" m SET reaction = $4, "reactedAt" = $5, "updatedAt" = $6 FROM target
+           WHERE m.id = target.id AND (m."reactedAt" IS NULL OR m."reactedAt" <= $5)
+             AND (m.reaction IS DISTINCT FROM $4 OR m."reactedAt" IS DISTINCT FROM $5)
+           RETURNING m.*)
+         SELECT (SELECT row_to_json(reacted) FROM reacted) AS message,
+           EXISTS (SELECT 1 FROM reacted, target WHERE reacted.reaction IS DISTINCT FROM target.before) AS changed,
+           EXISTS (SELECT 1 FROM target) AS known`,
+        [target.channel, target.account, target.externalId, reaction.emoji, reaction.at, now()],
       );
       const message = row?.message ? messageFromJson(row.message) : undefined;
-      if (message) publish(message);
-      return { known: row?.known === true, message };
+      // Only a new emoji is news to the widget and the console; a later time for the same one is not.
+      if (message && row?.changed) publish(message);
+      return { known: row?.known === true, message: row?.changed ? message : undefined };
     },
 
     /** Records something that asks for no answer, once per Meta id. Undefined when already recorded. */

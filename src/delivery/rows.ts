@@ -62,6 +62,8 @@ export interface MessageRow {
   edits: { text: string | null; at: string; editId?: string }[] | null;
   deletedAt: Date | null;
   reaction: string | null;
+  /** When the person reacted (or withdrew the reaction), by Meta's time. */
+  reactedAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -116,6 +118,7 @@ export function messageFromJson(row: JsonRow): MessageRow {
     seq: String(row.seq),
     editedAt: date(row.editedAt),
     deletedAt: date(row.deletedAt),
+    reactedAt: date(row.reactedAt),
     createdAt: date(row.createdAt)!,
     updatedAt: date(row.updatedAt)!,
   } as MessageRow;

@@ -1,6 +1,7 @@
 // Real Meta webhook bodies (WhatsApp Cloud API, Instagram, Messenger) collected from other projects, read
 // at test time from a folder outside the repository and adapted for replay as its SOURCES.md says: the
-// business ids become the hub's, timestamps become now, every id the fixtures reuse (`wamid.ID`,
+// business ids become the hub's, timestamps become now (a millisecond apart, in manifest order, so a
+// reaction and its withdrawal keep their order), every id the fixtures reuse (`wamid.ID`,
 // `message-id-1` ...) becomes unique to its file and run, placeholder phones become numbers, and the
 // events that name an earlier message (`link`) or an outbound one (`status.target`) are pointed at it.
 //
@@ -114,7 +115,11 @@ export function loadRealWebhooks(options: RealWebhookOptions): RealWebhook[] {
   const dir = options.dir ?? realWebhooksDir();
   const manifest = readManifest(dir);
   const phones = new Map<string, string>();
-  const adapted = manifest.map((entry) => adapt(entry, readRealWebhook(entry.file, dir), options, phones));
+  // The files' times end at now, a millisecond apart: Meta's order of two events is in their times.
+  const nowMs = options.now.getTime();
+  const adapted = manifest.map((entry, index) =>
+    adapt(entry, readRealWebhook(entry.file, dir), options, phones, nowMs - (manifest.length - 1 - index)),
+  );
   // Links last: the file a link names is adapted (its own id suffixed) by now, wherever it is in the list.
   const byFile = new Map(adapted.map((record) => [record.file, record]));
   for (const [index, entry] of manifest.entries()) {
@@ -218,7 +223,13 @@ function manifestEntry(item: unknown, where: string): ManifestEntry {
 /** What one load shares across files: one fake number per placeholder. */
 type Phones = Map<string, string>;
 
-function adapt(entry: ManifestEntry, original: WebhookBody, options: RealWebhookOptions, phones: Phones): RealWebhook {
+function adapt(
+  entry: ManifestEntry,
+  original: WebhookBody,
+  options: RealWebhookOptions,
+  phones: Phones,
+  atMs: number,
+): RealWebhook {
   const body = structuredClone(original);
   if (entry.asObject) body.object = entry.asObject;
   const keepIds = entry.keepIds === true;
@@ -256,7 +267,7 @@ function adapt(entry: ManifestEntry, original: WebhookBody, options: RealWebhook
   } else {
     throw new Error(`${entry.file}: no replay rules for object ${body.object}`);
   }
-  retime(body, options.now.getTime(), undefined);
+  retime(body, atMs, undefined);
   return record;
 }
 

@@ -125,7 +125,7 @@ async function applyEvent(ctx: HubContext, event: MetaEvent, receivedAt: Date): 
       return;
     }
     case "reaction": {
-      const { known } = await ctx.messageChanges.react(target(event.target), event.emoji);
+      const { known } = await ctx.messageChanges.react(target(event.target), event);
       if (!known) ignore("reaction_to_unknown_message");
       return;
     }
