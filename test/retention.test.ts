@@ -397,7 +397,7 @@ describe("retention with two hubs on one PostgreSQL", () => {
 
   it("a hub process and this one sweeping the same backlog at once both succeed", async () => {
     const sql = hub.ctx.sql;
-    // Large enough that this hub, sweeping all along, is still at it when the process's first sweep prunes.
+    // Large enough that this hub, sweeping, is still at it when the process's first sweep prunes.
     const total = 200_000;
     await sql.query(
       `INSERT INTO "HubEvent" (id, type, payload, "occurredAt") SELECT gen_random_uuid(), 'job.ended', '{}', $1
@@ -407,6 +407,9 @@ describe("retention with two hubs on one PostgreSQL", () => {
     const line = "retention: deleted what is past it";
     const sibling = spawnHub(hub.siblingEnv({ PORT: "0", OUTBOX_SWEEP_MS: "100", LOG_LEVEL: "info" }));
     try {
+      // Its first sweep comes a tick after it listens: sweeping from then on, this hub is still at the
+      // backlog when that sweep prunes (started sooner, it could finish first while the process starts).
+      await sibling.waitFor("listening:");
       let here = 0;
       while (!sibling.output().stdout.includes(line)) {
         if (sibling.child.exitCode !== null) throw new Error(`the hub process exited: ${sibling.output().stderr}`);
