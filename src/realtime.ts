@@ -52,13 +52,14 @@ export function createRealtime(target: RedisTarget, prefix: string): Realtime {
   /** The TCP connections upgraded to WebSocket: an HTTP server's own close does not end them. */
   const upgraded = new Set<Duplex>();
   redis.on("error", () => {});
-  // The adapter publishes some messages without waiting for the answer (nor handling its failure): while Redis
-  // is away each would be an unhandled rejection. Whoever awaits a publish still sees its failure.
-  const publish = redis.publish.bind(redis) as (...args: unknown[]) => Promise<number>;
-  (redis as unknown as { publish: (...args: unknown[]) => Promise<number> }).publish = (...args) => {
-    const sent = publish(...args);
-    sent.catch(() => undefined);
-    return sent;
+  // The adapter publishes some messages without waiting for the answer, and its subscriber (a copy of this
+  // client) is subscribed again by ioredis itself after a reconnection: nobody handles their failure.
+  quietFailures(redis, ["publish"]);
+  const duplicate = redis.duplicate.bind(redis) as (...args: unknown[]) => RedisClient;
+  (redis as unknown as { duplicate: typeof duplicate }).duplicate = (...args) => {
+    const copy = duplicate(...args);
+    quietFailures(copy, ["subscribe", "psubscribe"]);
+    return copy;
   };
   const io = new Server({
     adapter: hubAdapter(
@@ -113,6 +114,23 @@ export function createRealtime(target: RedisTarget, prefix: string): Realtime {
       redis.disconnect();
     },
   };
+}
+
+/**
+ * Commands whose failure nobody handles (sent and not awaited, or sent by ioredis on its own: a client closed
+ * while its re-subscription is on the way rejects it) would each be an unhandled rejection. Whoever awaits
+ * one still sees its failure.
+ */
+function quietFailures(client: RedisClient, commands: readonly ("publish" | "subscribe" | "psubscribe")[]): void {
+  const methods = client as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+  for (const command of commands) {
+    const send = methods[command]!.bind(client);
+    methods[command] = (...args) => {
+      const sent = send(...args);
+      sent.catch(() => undefined);
+      return sent;
+    };
+  }
 }
 
 /**

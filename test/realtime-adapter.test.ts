@@ -135,5 +135,10 @@ describe("the hub's socket.io adapter", () => {
     proxy.restore();
     expect(await cut).toHaveLength(1);
     expect(got).toEqual(["a:held", "a:cut"]);
+    // Back: the process is subscribed again (by ioredis itself), so other processes reach its sockets.
+    await eventually(
+      async () => Number((await redis.pubsub("NUMSUB", `${other}:socket.io#/widget#`))[1]) === 1,
+      "the process subscribed again once Redis is back",
+    );
   });
 });
