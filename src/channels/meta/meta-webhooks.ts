@@ -87,6 +87,15 @@ async function applyEvent(ctx: HubContext, event: MetaEvent, receivedAt: Date): 
   ctx.metrics.metaEvents.inc({ channel: event.channel, outcome: event.kind });
   if (event.kind === "status") return applyStatus(ctx, event, receivedAt);
   const target = (externalId: string) => ({ channel: event.channel, account: event.account, externalId });
+  // A change can come before the message it names is in: Meta's deliveries come in any order, and this
+  // hub's workers take several at once. The delivery is retried for a short while (META_STATUS_WAIT_MS), as
+  // a status ahead of its send is; then the change is taken as one of a message the hub never had.
+  const unknownTarget = (reason: string) => {
+    if (ctx.now().getTime() - receivedAt.getTime() < ctx.config.meta.statusWaitMs) {
+      throw new Error("no message with this id yet");
+    }
+    ignore(reason);
+  };
   switch (event.kind) {
     case "message": {
       const conversation = await metaConversation(ctx, event);
@@ -116,17 +125,17 @@ async function applyEvent(ctx: HubContext, event: MetaEvent, receivedAt: Date): 
     }
     case "edit": {
       const { known } = await ctx.messageChanges.edit(target(event.target), event);
-      if (!known) ignore("edit_of_unknown_message");
+      if (!known) unknownTarget("edit_of_unknown_message");
       return;
     }
     case "delete": {
       const { known } = await ctx.delivery.withdrawMessage(target(event.target));
-      if (!known) ignore("delete_of_unknown_message");
+      if (!known) unknownTarget("delete_of_unknown_message");
       return;
     }
     case "reaction": {
       const { known } = await ctx.messageChanges.react(target(event.target), event);
-      if (!known) ignore("reaction_to_unknown_message");
+      if (!known) unknownTarget("reaction_to_unknown_message");
       return;
     }
     case "read": {
