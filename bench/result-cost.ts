@@ -21,7 +21,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import * as bullmqScripts from "bullmq/dist/esm/scripts/index.js";
 import { io, type Socket } from "socket.io-client";
-import { pool, runJson, startBenchBackend, startBenchHub, type BenchHub } from "./support/bench-hub.js";
+import { pool, runJson, startBenchBackend, startBenchHub, widgetSessions, type BenchHub } from "./support/bench-hub.js";
 import {
   addCounts,
   CountingProxy,
@@ -318,19 +318,7 @@ async function runMode(name: string, mode: Mode, scripts: ScriptNames): Promise<
 
     // One conversation per result (warm-up ones too), each with its widget connected and acking.
     const waiting = new Map<string, Waiter>();
-    const conversations: { conversationId: string; token: string }[] = [];
-    await pool(
-      Array.from({ length: N + WARM_UP }, (_, i) => i),
-      20,
-      async () => {
-        const res = await fetch(`${url}/widget/sessions`, {
-          method: "POST",
-          headers: { "Content-Type": "application/json" },
-          body: "{}",
-        });
-        conversations.push((await res.json()) as { conversationId: string; token: string });
-      },
-    );
+    const conversations = await widgetSessions(url, N + WARM_UP);
     for (const { token } of conversations) {
       const socket = io(`${url}/widget`, { transports: ["websocket"], auth: { token }, reconnection: true });
       socket.on("message", (message: { text?: string }, ack?: (answer: unknown) => void) => {
@@ -453,19 +441,10 @@ async function boundedLoad(hub: BenchHub, callbacks: Map<string, string>): Promi
   const jobsEach = Math.ceil(total / LOAD.widgets);
   if (jobsEach > 5)
     throw new Error(`${total} results on ${LOAD.widgets} widgets needs ${jobsEach} jobs each: at most 5`);
-  const widgets: { conversationId: string; token: string; jobs: string[] }[] = [];
-  await pool(
-    Array.from({ length: LOAD.widgets }, (_, i) => i),
-    20,
-    async () => {
-      const res = await fetch(`${hub.url}/widget/sessions`, {
-        method: "POST",
-        headers: { "Content-Type": "application/json" },
-        body: "{}",
-      });
-      widgets.push({ ...((await res.json()) as { conversationId: string; token: string }), jobs: [] });
-    },
-  );
+  const widgets = (await widgetSessions(hub.url, LOAD.widgets)).map((session) => ({
+    ...session,
+    jobs: [] as string[],
+  }));
   await pool(widgets, 20, async (widget) => {
     for (let j = 0; j < jobsEach; j++) {
       const started = await hub.api("POST", `/v1/conversations/${widget.conversationId}/tool-calls`, {
