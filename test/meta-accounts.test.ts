@@ -238,6 +238,22 @@ describe("several Meta accounts on one hub", () => {
   });
 
   describe("changes to earlier messages", () => {
+    /** A person who wrote once and was answered, then taken over by a human: what they say next waits. */
+    async function answeredThenHeld(who: string, first: string) {
+      await graph.whatsappInbound(who, first);
+      await eventually(() => sentTo(who)[0], "the first reply");
+      await settle();
+      const conversation = await conversationOf("whatsapp", who);
+      await hub.api("POST", `/v1/conversations/${conversation.id}/takeover`, { agent: "h1" }, CONSOLE_API_KEY);
+      return conversation;
+    }
+    /** The turns of a conversation, and what was said to the agent in them (a text, or the input's type). */
+    const turnsOf = (conversationId: string) => {
+      const turns = agent.turns.filter((t) => t.conversation.id === conversationId);
+      const said = turns.flatMap((t) => t.inputs.map((i) => (i.type === "user_message" ? i.text : i.type)));
+      return { turns, said };
+    };
+
     it("an edit replaces the text (the old one kept), a reaction is recorded on the message, an older one arriving late changes nothing; neither runs a turn", async () => {
       const who = nextPerson();
       const { id } = await graph.whatsappInbound(who, "nos vemos a las 5");
@@ -314,12 +330,8 @@ describe("several Meta accounts on one hub", () => {
 
     it("a deleted message is withheld from the agent: never answered if it was waiting, and left out of the history", async () => {
       const who = nextPerson();
-      await graph.whatsappInbound(who, "primero");
-      await eventually(() => sentTo(who)[0], "the first reply");
-      await settle();
-      const conversation = await conversationOf("whatsapp", who);
       // While a human has the conversation the person's next message waits (held)…
-      await hub.api("POST", `/v1/conversations/${conversation.id}/takeover`, { agent: "h1" }, CONSOLE_API_KEY);
+      const conversation = await answeredThenHeld(who, "primero");
       const { id: secret } = await graph.whatsappInbound(who, "mi clave es 1234");
       await settle();
       expect(
@@ -343,8 +355,7 @@ describe("several Meta accounts on one hub", () => {
       await eventually(() => sentTo(who)[1], "the reply after the hand-back");
       await graph.whatsappInbound(who, "gracias");
       await eventually(() => sentTo(who)[2], "the last reply");
-      const turns = agent.turns.filter((t) => t.conversation.id === conversation.id);
-      const said = turns.flatMap((t) => t.inputs.map((i) => (i.type === "user_message" ? i.text : i.type)));
+      const { turns, said } = turnsOf(conversation.id);
       expect(said).toEqual(["primero", "handback", "gracias"]);
       for (const turn of turns) expect(JSON.stringify(turn.history)).not.toContain("1234");
       // The history is there, oldest first, with what the person said before (a missing one would pass above).
@@ -352,70 +363,69 @@ describe("several Meta accounts on one hub", () => {
       expect(last.indexOf("primero")).toBeGreaterThanOrEqual(0);
       expect(last.indexOf("primero")).toBeLessThan(last.indexOf("gracias"));
     });
-  });
 
-  it("a change that comes before the message it names is applied once the message is in; one whose message never comes is dropped after META_STATUS_WAIT_MS", async () => {
-    const who = nextPerson();
-    await graph.whatsappInbound(who, "hola");
-    await eventually(() => sentTo(who)[0], "the first reply");
-    await settle();
-    const conversation = await conversationOf("whatsapp", who);
-    // Held by a human, so what the person says waits: a deletion applied late still keeps it from the agent.
-    await hub.api("POST", `/v1/conversations/${conversation.id}/takeover`, { agent: "h1" }, CONSOLE_API_KEY);
-    const ignored = (reason: string) =>
-      metric(new RegExp(`hub_meta_events_ignored_total\\{channel="whatsapp",reason="${reason}"\\} (\\d+)`));
-    const ignoredBefore = await ignored("edit_of_unknown_message");
-    const at = new Date(Date.now() - 2000);
-    const [edited, deleted] = [`wamid.early-edit-${who}`, `wamid.early-delete-${who}`];
-    // The edit and the deletion are taken first (this hub's workers take deliveries at once, and Meta's
-    // come in any order); the messages they name only after.
-    expect(
-      await graph.postWebhook(
-        whatsappBody(N1, who, {
-          id: `wamid.edit-${who}`,
-          type: "edit",
-          edit: { original_message_id: edited, message: { type: "text", text: { body: "a las 7, no a las 6" } } },
-        }),
-      ),
-    ).toBe(200);
-    expect(
-      await graph.postWebhook(
-        whatsappBody(N1, who, { id: `wamid.revoke-${who}`, type: "revoke", revoke: { original_message_id: deleted } }),
-      ),
-    ).toBe(200);
-    expect(
-      await graph.postWebhook(
-        whatsappBody(N1, who, {
-          id: `wamid.lost-${who}`,
-          type: "edit",
-          edit: { original_message_id: `wamid.never-${who}`, message: { type: "text", text: { body: "?" } } },
-        }),
-      ),
-    ).toBe(200);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    await graph.whatsappInbound(who, "a las 6", { id: edited, at });
-    await graph.whatsappInbound(who, "mi clave es 4321", { id: deleted, at });
-    await settle();
+    it("a change that comes before the message it names is applied once the message is in; one whose message never comes is dropped after META_STATUS_WAIT_MS", async () => {
+      const who = nextPerson();
+      // Held by a human, so what the person says waits: a deletion applied late still keeps it from the agent.
+      const conversation = await answeredThenHeld(who, "hola");
+      const ignored = (reason: string) =>
+        metric(new RegExp(`hub_meta_events_ignored_total\\{channel="whatsapp",reason="${reason}"\\} (\\d+)`));
+      const ignoredBefore = await ignored("edit_of_unknown_message");
+      const at = new Date(Date.now() - 2000);
+      const [edited, deleted] = [`wamid.early-edit-${who}`, `wamid.early-delete-${who}`];
+      // The edit and the deletion are taken first (this hub's workers take deliveries at once, and Meta's
+      // come in any order); the messages they name only after.
+      expect(
+        await graph.postWebhook(
+          whatsappBody(N1, who, {
+            id: `wamid.edit-${who}`,
+            type: "edit",
+            edit: { original_message_id: edited, message: { type: "text", text: { body: "a las 7, no a las 6" } } },
+          }),
+        ),
+      ).toBe(200);
+      expect(
+        await graph.postWebhook(
+          whatsappBody(N1, who, {
+            id: `wamid.revoke-${who}`,
+            type: "revoke",
+            revoke: { original_message_id: deleted },
+          }),
+        ),
+      ).toBe(200);
+      expect(
+        await graph.postWebhook(
+          whatsappBody(N1, who, {
+            id: `wamid.lost-${who}`,
+            type: "edit",
+            edit: { original_message_id: `wamid.never-${who}`, message: { type: "text", text: { body: "?" } } },
+          }),
+        ),
+      ).toBe(200);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await graph.whatsappInbound(who, "a las 6", { id: edited, at });
+      await graph.whatsappInbound(who, "mi clave es 4321", { id: deleted, at });
+      await settle();
 
-    const edit = await hub.db.message.findUniqueOrThrow({ where: { externalId: edited } });
-    expect(edit.text).toBe("a las 7, no a las 6");
-    expect(edit.edits).toEqual([expect.objectContaining({ text: "a las 6" })]);
-    const gone = await hub.db.message.findUniqueOrThrow({ where: { externalId: deleted } });
-    expect(gone.deletedAt).not.toBeNull();
-    expect(await hub.db.turnInput.findFirstOrThrow({ where: { messageId: gone.id } })).toMatchObject({
-      state: "superseded",
-      reason: "deleted",
+      const edit = await hub.db.message.findUniqueOrThrow({ where: { externalId: edited } });
+      expect(edit.text).toBe("a las 7, no a las 6");
+      expect(edit.edits).toEqual([expect.objectContaining({ text: "a las 6" })]);
+      const gone = await hub.db.message.findUniqueOrThrow({ where: { externalId: deleted } });
+      expect(gone.deletedAt).not.toBeNull();
+      expect(await hub.db.turnInput.findFirstOrThrow({ where: { messageId: gone.id } })).toMatchObject({
+        state: "superseded",
+        reason: "deleted",
+      });
+      // The one whose message never came: retried for the wait, then dropped and counted.
+      expect(await ignored("edit_of_unknown_message")).toBe(ignoredBefore + 1);
+
+      await hub.api("POST", `/v1/conversations/${conversation.id}/handback`, undefined, CONSOLE_API_KEY);
+      await eventually(() => sentTo(who)[1], "the reply after the hand-back");
+      await settle();
+      const { turns, said } = turnsOf(conversation.id);
+      expect(said).toEqual(["hola", "a las 7, no a las 6", "handback"]);
+      for (const turn of turns) expect(JSON.stringify(turn.history)).not.toContain("4321");
     });
-    // The one whose message never came: retried for the wait, then dropped and counted.
-    expect(await ignored("edit_of_unknown_message")).toBe(ignoredBefore + 1);
-
-    await hub.api("POST", `/v1/conversations/${conversation.id}/handback`, undefined, CONSOLE_API_KEY);
-    await eventually(() => sentTo(who)[1], "the reply after the hand-back");
-    await settle();
-    const turns = agent.turns.filter((t) => t.conversation.id === conversation.id);
-    const said = turns.flatMap((t) => t.inputs.map((i) => (i.type === "user_message" ? i.text : i.type)));
-    expect(said).toEqual(["hola", "a las 7, no a las 6", "handback"]);
-    for (const turn of turns) expect(JSON.stringify(turn.history)).not.toContain("4321");
   });
 
   it("a reply longer than the channel allows is split at sentence ends into messages sent in order, none over the limit", async () => {
