@@ -54,9 +54,24 @@ describe("the hub's socket.io adapter", () => {
     for (const stop of stops.reverse()) await stop();
     await redis.quit();
   });
+  /** A process with a widget connected to it (the widget gets `label:text` into `got`); both stopped after. */
+  async function processWithWidget(of: string, label: string, got: string[], redisUrl?: string) {
+    const process = await startProcess(of, redisUrl);
+    stops.push(() =>
+      process.realtime.close().then(() => new Promise((resolve) => process.http.close(() => resolve()))),
+    );
+    const widget = await widgetOf(process.url, label, got);
+    stops.push(async () => void widget.close());
+    return process;
+  }
+  /** The adapter's channel of the widget namespace, for processes on prefix `of`. */
+  const adapterChannel = (of: string) => `${of}:socket.io#/widget#`;
+  /** Waits until `n` processes of `of` are subscribed to the adapter's channel. */
+  const subscribed = (of: string, n: number, what: string) =>
+    eventually(async () => Number((await redis.pubsub("NUMSUB", adapterChannel(of)))[1]) === n, what);
 
   it("keeps an emit with ack in a lone process (no PUBLISH), and reaches a second process's sockets", async () => {
-    const channel = `${prefix}:socket.io#/widget#`;
+    const channel = adapterChannel(prefix);
     const monitor = await redis.duplicate().monitor();
     const published: string[] = [];
     monitor.on("monitor", (_time: string, args: string[]) => {
@@ -64,29 +79,16 @@ describe("the hub's socket.io adapter", () => {
     });
     stops.push(async () => void monitor.disconnect());
 
-    const a = await startProcess(prefix);
-    stops.push(() => a.realtime.close().then(() => new Promise((resolve) => a.http.close(() => resolve()))));
     const got: string[] = [];
-    const first = await widgetOf(a.url, "a", got);
-    stops.push(async () => void first.close());
-
-    await eventually(
-      async () => Number((await redis.pubsub("NUMSUB", channel))[1]) === 1,
-      "the first process subscribed to the adapter's channel",
-    );
+    const a = await processWithWidget(prefix, "a", got);
+    await subscribed(prefix, 1, "the first process subscribed to the adapter's channel");
     const alone = await a.realtime.widget.to(ROOM).timeout(5000).emitWithAck("message", message("one"));
     expect(alone).toHaveLength(1);
     expect(got).toEqual(["a:one"]);
 
-    const b = await startProcess(prefix);
-    stops.push(() => b.realtime.close().then(() => new Promise((resolve) => b.http.close(() => resolve()))));
-    const second = await widgetOf(b.url, "b", got);
-    stops.push(async () => void second.close());
+    await processWithWidget(prefix, "b", got);
     // The second process counts once its subscription is in (it subscribes as it starts).
-    await eventually(
-      async () => Number((await redis.pubsub("NUMSUB", channel))[1]) === 2,
-      "both processes subscribed to the adapter's channel",
-    );
+    await subscribed(prefix, 2, "both processes subscribed to the adapter's channel");
 
     const both = await a.realtime.widget.to(ROOM).timeout(5000).emitWithAck("message", message("two"));
     expect(both).toHaveLength(2);
@@ -99,21 +101,11 @@ describe("the hub's socket.io adapter", () => {
   it("never keeps a local socket waiting for Redis: a Redis that stops answering, or is gone", async () => {
     const redisUrl = new URL(REDIS_URL);
     const proxy = await new TcpProxy(Number(redisUrl.port || 6379), redisUrl.hostname).start();
+    stops.push(() => proxy.stop()); // after the process has stopped
     const other = queuePrefix();
-    const a = await startProcess(other, `redis://${redisUrl.hostname}:${proxy.port}`);
-    stops.push(async () => {
-      proxy.restore();
-      await a.realtime.close();
-      await new Promise((resolve) => a.http.close(() => resolve(undefined)));
-      await proxy.stop();
-    });
     const got: string[] = [];
-    const widget = await widgetOf(a.url, "a", got);
-    stops.push(async () => void widget.close());
-    await eventually(
-      async () => Number((await redis.pubsub("NUMSUB", `${other}:socket.io#/widget#`))[1]) === 1,
-      "the process subscribed to the adapter's channel",
-    );
+    const a = await processWithWidget(other, "a", got, `redis://${redisUrl.hostname}:${proxy.port}`);
+    await subscribed(other, 1, "the process subscribed to the adapter's channel");
 
     // The emit's own completion waits for the count (socket.io's, as before): until its timeout, which hands
     // over the acks that came. What must not wait is the socket here: it has the message while Redis is still
@@ -136,9 +128,6 @@ describe("the hub's socket.io adapter", () => {
     expect(await cut).toHaveLength(1);
     expect(got).toEqual(["a:held", "a:cut"]);
     // Back: the process is subscribed again (by ioredis itself), so other processes reach its sockets.
-    await eventually(
-      async () => Number((await redis.pubsub("NUMSUB", `${other}:socket.io#/widget#`))[1]) === 1,
-      "the process subscribed again once Redis is back",
-    );
+    await subscribed(other, 1, "the process subscribed again once Redis is back");
   });
 });
