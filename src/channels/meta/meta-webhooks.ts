@@ -87,13 +87,9 @@ async function applyEvent(ctx: HubContext, event: MetaEvent, receivedAt: Date): 
   ctx.metrics.metaEvents.inc({ channel: event.channel, outcome: event.kind });
   if (event.kind === "status") return applyStatus(ctx, event, receivedAt);
   const target = (externalId: string) => ({ channel: event.channel, account: event.account, externalId });
-  // A change can come before the message it names is in: Meta's deliveries come in any order, and this
-  // hub's workers take several at once. The delivery is retried for a short while (META_STATUS_WAIT_MS), as
-  // a status ahead of its send is; then the change is taken as one of a message the hub never had.
+  // A change can come before the message it names is in, as a status can: waited for, then ignored.
   const unknownTarget = (reason: string) => {
-    if (ctx.now().getTime() - receivedAt.getTime() < ctx.config.meta.statusWaitMs) {
-      throw new Error("no message with this id yet");
-    }
+    waitForTheMessage(ctx, receivedAt);
     ignore(reason);
   };
   switch (event.kind) {
@@ -175,12 +171,9 @@ async function applyStatus(
     error: event.errors[0],
   });
   if (applied.outcome === "unknown") {
-    // Meta can report a status before the send's answer is back: the delivery is retried for a short
-    // while (META_STATUS_WAIT_MS), then the status is taken as one of a message the hub never sent
-    // (another app's, or one sent before this hub was).
-    if (ctx.now().getTime() - receivedAt.getTime() < ctx.config.meta.statusWaitMs) {
-      throw new Error("no message with this id yet");
-    }
+    // Meta can report a status before the send's answer is back; past the wait it is taken as one of a
+    // message the hub never sent (another app's, or one sent before this hub was).
+    waitForTheMessage(ctx, receivedAt);
     ctx.metrics.metaStatusesDropped.inc({ channel: event.channel });
     ctx.log.debug(
       { channel: event.channel, status: event.status },
@@ -197,6 +190,18 @@ async function applyStatus(
   // What waited on a template that failed is now decided `failed` too: counted like any routing decision.
   if (applied.outcome === "applied" && applied.itemsFailed)
     ctx.metrics.deliveries.inc({ channel: event.channel, decision: "failed" }, applied.itemsFailed);
+}
+
+/**
+ * An event naming a message the hub does not have yet: a status ahead of its send's answer, a change ahead of
+ * the message (Meta's deliveries come in any order, and this hub's workers take several at once). While the
+ * delivery is younger than META_STATUS_WAIT_MS this throws, and the delivery is retried; after, it returns
+ * and the caller takes the message as one the hub never had.
+ */
+function waitForTheMessage(ctx: HubContext, receivedAt: Date): void {
+  if (ctx.now().getTime() - receivedAt.getTime() < ctx.config.meta.statusWaitMs) {
+    throw new Error("no message with this id yet");
+  }
 }
 
 export function startWebhookWorker(ctx: HubContext): Worker {
