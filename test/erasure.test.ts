@@ -80,7 +80,7 @@ describe.each(["postgresql", "embedded"] as const)("erasure (%s)", (database) =>
       expect.arrayContaining(["Conversation", "Message", "Job", "JobProgress", "TurnInput", "WebhookEvent"]),
     );
     expect(tables.map((table) => table.name)).toEqual(
-      expect.arrayContaining(["PushDevice", "PushSend", "Upload", "HubEvent", "ErasedJob"]),
+      expect.arrayContaining(["PushDevice", "PushSend", "Upload", "HubEvent", "ErasedJob", "ErasedMessage"]),
     );
     const found: string[] = [];
     for (const { name } of tables) {
@@ -276,6 +276,106 @@ describe.each(["postgresql", "embedded"] as const)("erasure (%s)", (database) =>
     const tombstone = await hub.api("GET", `/v1/conversations/${conversationId}/messages`);
     expect(tombstone.body.messages).toEqual([]);
   });
+
+  it("what an erased conversation received cannot come back: Meta's redeliveries, reactions and statuses are ignored, a new message starts a new conversation", async () => {
+    const who = person();
+    const { conversationId } = await whatsappPerson(who);
+    const delivery = (needle: string) =>
+      structuredClone(graph.webhooks.find((posted) => JSON.stringify(posted.body).includes(needle))!.body) as {
+        entry: { changes?: { value: { messages: Record<string, unknown>[] } }[]; messaging?: unknown[] }[];
+      };
+    const whatsappBody = delivery(who.text);
+    const wamid = String(whatsappBody.entry[0]!.changes![0]!.value.messages[0]!.id);
+    const reply = graph.sent.find((message) => message.to === who.phone)!;
+    // Instagram and Messenger people, with the agent's answer.
+    const igPerson = `17${String(Math.floor(Math.random() * 1e14)).padStart(14, "0")}`;
+    const fbPerson = `26${String(Math.floor(Math.random() * 1e14)).padStart(14, "0")}`;
+    const igText = `${who.text} on instagram`;
+    const fbText = `${who.text} on messenger`;
+    expect((await graph.instagramInbound(igPerson, igText)).status).toBe(200);
+    const fbMid = (await graph.messengerInbound(fbPerson, fbText)).id;
+    const conversationOf = (channel: string, contact: string) =>
+      hub.ctx.sql
+        .query<{ id: string }>(`SELECT id FROM "Conversation" WHERE channel = $1 AND contact = $2`, [channel, contact])
+        .then((rows) => rows[0]?.id);
+    const igConversation = await eventually(() => conversationOf("instagram", igPerson), "the Instagram conversation");
+    const fbConversation = await eventually(() => conversationOf("messenger", fbPerson), "the Messenger conversation");
+    await eventually(
+      () => agent.turnsOf(igConversation).length > 0 && agent.turnsOf(fbConversation).length > 0,
+      "the agent's turns",
+    );
+    await hub.settled();
+    const instagramBody = delivery(igText);
+    const messengerBody = delivery(fbText);
+    for (const id of [conversationId, igConversation, fbConversation])
+      expect((await hub.api("POST", `/v1/conversations/${id}/erase`)).status).toBe(200);
+    const sentBefore = graph.sent.length;
+    const ignoredBefore = await erasedIgnored();
+
+    // Meta redelivers each delivery as it was, and the person reacts to the erased message; Meta reports the
+    // erased reply read.
+    const reaction = structuredClone(whatsappBody);
+    const { timestamp } = reaction.entry[0]!.changes![0]!.value.messages[0]!;
+    reaction.entry[0]!.changes![0]!.value.messages[0] = {
+      from: who.phone,
+      id: `${wamid}-reaction`,
+      timestamp,
+      type: "reaction",
+      reaction: { message_id: wamid, emoji: "\u2764\ufe0f" },
+    };
+    const fbReaction = structuredClone(messengerBody);
+    fbReaction.entry[0]!.messaging = [
+      {
+        sender: { id: fbPerson },
+        recipient: { id: graph.pageId },
+        timestamp: Date.now(),
+        reaction: { mid: fbMid, action: "react", emoji: "\u2764\ufe0f", reaction: "love" },
+      },
+    ];
+    for (const body of [whatsappBody, whatsappBody, instagramBody, messengerBody, reaction, fbReaction])
+      expect(await graph.postWebhook(body)).toBe(200);
+    expect(await graph.whatsappStatus(reply.id, "read")).toBe(200);
+    await eventually(async () => {
+      const [row] = await hub.ctx.sql.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM "WebhookEvent" WHERE "processedAt" IS NULL`,
+      );
+      return row!.n === 0;
+    }, "the redeliveries processed");
+    await hub.settled();
+
+    // Nothing came back: no conversation of theirs, nothing of theirs anywhere, nothing sent to them.
+    expect(await conversationOf("whatsapp", who.phone)).toBeUndefined();
+    expect(await conversationOf("instagram", igPerson)).toBeUndefined();
+    expect(await conversationOf("messenger", fbPerson)).toBeUndefined();
+    expect(await foundAnywhere([who.phone, who.text, who.name, igPerson, fbPerson])).toEqual([]);
+    expect(graph.sent.length).toBe(sentBefore);
+    // Each counted as ignored, with its reason.
+    expect(await erasedIgnored()).toEqual({
+      whatsapp: ignoredBefore.whatsapp + 4,
+      instagram: ignoredBefore.instagram + 1,
+      messenger: ignoredBefore.messenger + 2,
+    });
+
+    // The person writing anew is a new conversation, answered.
+    expect((await graph.whatsappInbound(who.phone, "hello again", { name: who.name })).status).toBe(200);
+    const fresh = await eventually(() => conversationOf("whatsapp", who.phone), "a new conversation");
+    expect(fresh).not.toBe(conversationId);
+    await eventually(() => agent.turnsOf(fresh).length > 0, "the agent's turn");
+    await hub.settled();
+    expect(graph.sent.length).toBeGreaterThan(sentBefore);
+  });
+
+  /** hub_meta_events_ignored_total{reason="erased_message"}, per Meta channel. */
+  async function erasedIgnored(): Promise<Record<"whatsapp" | "instagram" | "messenger", number>> {
+    const text = await (await fetch(`${hub.url}/metrics`)).text();
+    const count = (channel: string) =>
+      Number(
+        new RegExp(`hub_meta_events_ignored_total\\{channel="${channel}",reason="erased_message"\\} (\\d+)`).exec(
+          text,
+        )?.[1] ?? 0,
+      );
+    return { whatsapp: count("whatsapp"), instagram: count("instagram"), messenger: count("messenger") };
+  }
 
   it("erasing again answers the same tombstone and writes no second event; bad requests are named", async () => {
     const id = await hub.conversation("web", `erase-twice-${randomUUID()}`);

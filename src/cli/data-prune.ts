@@ -4,6 +4,7 @@
 // its folder (that hub's own sweep prunes it) — with the retention this environment configures.
 import type { Config } from "../config.js";
 import { deleteExpiredWebhooks } from "../channels/meta/webhook-retention.js";
+import { deleteExpiredErasedMessages } from "../conversations/erased.js";
 import { openDataForCommand } from "./open-data.js";
 import { pendingMigrations } from "../db/pending-migrations.js";
 import { pruneAll } from "../retention/prune-pass.js";
@@ -33,6 +34,8 @@ export async function dataPrune(config: Config, options: { dryRun: boolean }, pr
     const counts = await pruneAll(deps);
     let webhooks = 0;
     for (let deleted = -1; deleted !== 0;) webhooks += deleted = await deleteExpiredWebhooks(deps);
+    for (let deleted = -1; deleted !== 0;)
+      deleted = await deleteExpiredErasedMessages(deps, config.meta.webhookRetentionMs);
     print("deleted:");
     for (const line of lines(
       {

@@ -2,11 +2,13 @@
 // messages (every role), the jobs with their arguments, results and progress, the turn inputs, uploads, push
 // devices, the conversation's outgoing events and the Meta webhook deliveries that carry the person's
 // messages — and keeps the conversation's row as a tombstone (when, by whom, why), with the ids of its jobs so
-// that a late result is refused (410) rather than taken for an unknown one. One transaction: it all goes, with
+// that a late result is refused (410) rather than taken for an unknown one, and one-way hashes of its messages'
+// channel ids so that Meta redelivering one of them does not bring it back. One transaction: it all goes, with
 // the `conversation.erased` event, or nothing does.
 import { randomUUID } from "node:crypto";
 import type { Sql, SqlQuery } from "../db/sql.js";
 import { isWidgetChannel, type Channel } from "../delivery/channel.js";
+import { messageIdHash } from "./erased.js";
 
 export type ErasedBy = "console" | "agent" | "cli";
 
@@ -132,6 +134,15 @@ async function erasePersonData(tx: SqlQuery, row: LockedConversation, at: Date):
     `INSERT INTO "ErasedJob" ("jobId", "conversationId", "erasedAt")
      SELECT id, "conversationId", $2::timestamp FROM "Job" WHERE "conversationId" = $1::uuid
      ON CONFLICT ("jobId") DO NOTHING`,
+    [id, at],
+  );
+  // Meta redelivers and retries for days: a one-way hash of each channel id is kept so that such an event is
+  // ignored (erased.ts) rather than taken for a new message — the id itself can hold the person's number.
+  await tx.query(
+    `INSERT INTO "ErasedMessage" (hash, "erasedAt")
+     SELECT ${messageIdHash('"externalId"')}, $2::timestamp FROM "Message"
+     WHERE "conversationId" = $1::uuid AND "externalId" IS NOT NULL
+     ON CONFLICT (hash) DO NOTHING`,
     [id, at],
   );
   await tx.query(`DELETE FROM "TurnInput" WHERE "conversationId" = $1::uuid`, [id]);

@@ -8,6 +8,7 @@
 import type { HubContext } from "../context.js";
 import { sweepWebhooks } from "../channels/meta/meta-webhooks.js";
 import { deleteExpiredWebhooks } from "../channels/meta/webhook-retention.js";
+import { deleteExpiredErasedMessages } from "../conversations/erased.js";
 import { resendOwedCancelRequests } from "../jobs/cancel-requests.js";
 import { startOwedReruns } from "../jobs/rerun.js";
 import { expireStaleResults } from "../delivery/stale-results.js";
@@ -47,6 +48,9 @@ async function pruneWhenDue(ctx: HubContext, state: SweepState): Promise<PruneCo
   if (state.prunedAt !== undefined && at - state.prunedAt < PRUNE_EVERY_MS) return undefined;
   state.prunedAt = at;
   const counts = await pruneStep(ctx, state.prune);
+  // Erased messages' hashes are needed only while Meta may still redeliver them (WEBHOOK_RETENTION).
+  const erasedIds = await deleteExpiredErasedMessages(ctx, ctx.config.meta.webhookRetentionMs);
+  if (erasedIds > 0) ctx.log.info({ erasedIds }, "retention: hashes of erased messages past WEBHOOK_RETENTION deleted");
   if (Object.values(counts).some((n) => n > 0)) ctx.log.info({ pruned: counts }, "retention: deleted what is past it");
   return counts;
 }

@@ -5,6 +5,7 @@ import { randomUUID } from "node:crypto";
 import { Worker, type Job as QueueJob } from "bullmq";
 import type { HubContext } from "../../context.js";
 import { findOrCreateMetaConversation } from "../../conversations/conversations.js";
+import { isErasedMessage } from "../../conversations/erased.js";
 import { receiveUserMessage } from "../../conversations/inbound.js";
 import { requestTurn } from "../../delivery/effects.js";
 import { tapPayload } from "./tap-payload.js";
@@ -56,15 +57,19 @@ export async function processWebhook(ctx: HubContext, eventId: string): Promise<
   // Every event is applied; one that must wait (a status ahead of its send) retries the delivery after,
   // and the others are idempotent on Meta's ids.
   let retry: unknown;
+  let erased = false;
   for (const item of parseWebhook(event.source, event.body)) {
     try {
-      await applyEvent(ctx, item, event.receivedAt);
+      erased = (await applyEvent(ctx, item, event.receivedAt)) === "erased" || erased;
     } catch (error) {
       retry ??= error;
     }
   }
   if (retry) throw retry;
-  await ctx.sql.query(`UPDATE "WebhookEvent" SET "processedAt" = $2 WHERE id = $1::uuid`, [eventId, ctx.now()]);
+  // A redelivery of what an erasure took holds the person's words and number again: it is not kept (nothing
+  // needs a processed delivery; the others of a mixed one were applied all the same).
+  if (erased) await ctx.sql.query(`DELETE FROM "WebhookEvent" WHERE id = $1::uuid`, [eventId]);
+  else await ctx.sql.query(`UPDATE "WebhookEvent" SET "processedAt" = $2 WHERE id = $1::uuid`, [eventId, ctx.now()]);
 }
 
 export function parseWebhook(source: string, body: unknown): MetaEvent[] {
@@ -73,7 +78,8 @@ export function parseWebhook(source: string, body: unknown): MetaEvent[] {
   return [{ kind: "ignored", channel: "whatsapp", account: "", reason: `object ${source}` }];
 }
 
-async function applyEvent(ctx: HubContext, event: MetaEvent, receivedAt: Date): Promise<void> {
+/** Applies one event; "erased" when it named a message of an erased conversation and was ignored for that. */
+async function applyEvent(ctx: HubContext, event: MetaEvent, receivedAt: Date): Promise<"erased" | void> {
   const ignore = (reason: string) => {
     ctx.metrics.metaIgnored.inc({ channel: event.channel, reason: reason.split(" ")[0]! });
     ctx.log.info({ channel: event.channel, account: event.account, reason }, "meta event ignored");
@@ -83,6 +89,13 @@ async function applyEvent(ctx: HubContext, event: MetaEvent, receivedAt: Date): 
   // for its own, and only ever from the one the person wrote to.
   if (!ctx.config.meta.accounts.some((a) => a.channel === event.channel && a.id === event.account)) {
     return ignore(`account_not_served ${event.account}`);
+  }
+  // Meta redelivers for days: an event naming a message of an erased conversation (the message itself, an
+  // echo, an edit, a reaction, a status) would bring back what was erased, or a new conversation with it.
+  const named = namedMessage(event);
+  if (named && (await isErasedMessage(ctx.sql, named))) {
+    ignore("erased_message");
+    return "erased";
   }
   ctx.metrics.metaEvents.inc({ channel: event.channel, outcome: event.kind });
   if (event.kind === "status") return applyStatus(ctx, event, receivedAt);
@@ -143,6 +156,21 @@ async function applyEvent(ctx: HubContext, event: MetaEvent, receivedAt: Date): 
         await ctx.delivery.markReadUpTo(conversation.id, { externalId: event.target, watermark: event.watermark });
       return;
     }
+  }
+}
+
+/** The channel id of the message an event is or is about, if it names one. */
+function namedMessage(event: Exclude<MetaEvent, { kind: "ignored" }>): string | null {
+  switch (event.kind) {
+    case "message":
+    case "record":
+    case "status":
+      return event.id;
+    case "edit":
+    case "delete":
+    case "reaction":
+    case "read":
+      return event.target;
   }
 }
 
