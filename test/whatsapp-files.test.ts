@@ -306,4 +306,78 @@ describe("files and choices out on WhatsApp", () => {
       agent.respond = undefined;
     }
   });
+
+  it("window closed: a reply that carries the template's report again and a file in two messages sends each file once", async () => {
+    const who = `5697777${String(++person).padStart(4, "0")}`;
+    await graph.whatsappInbound(who, "hola", { at: new Date(Date.now() - 25 * 3_600_000) });
+    const conversation = await eventually(
+      () => hub.db.conversation.findFirst({ where: { channel: "whatsapp", contact: who } }),
+      "the conversation",
+    );
+    await settle();
+    backend.startMode = { kind: "accept", message: "On it." };
+    const started = await hub.api("POST", `/v1/conversations/${conversation.id}/tool-calls`, {
+      tool: "match_therapists",
+      arguments: { reason: "report", area: "Ñuñoa" },
+    });
+    // A runtime that gives every file it knows of with every message: the result's, those the template
+    // gave, in the message that gives the result and again in the answer to the person.
+    agent.respond = (request) => {
+      if (request.conversation.id !== conversation.id) return undefined;
+      const result = request.inputs.find((input) => input.type === "tool_result");
+      const said = request.inputs.filter((input) => input.type === "user_message").at(-1);
+      const files =
+        result?.type === "tool_result" ? [...(result.givenWithTemplate ?? []), ...(result.attachments ?? [])] : [];
+      return {
+        messages: [
+          ...(result ? [{ text: "Your report", attachments: files }] : []),
+          ...(said?.type === "user_message" ? [{ text: `you said: ${said.text}`, attachments: files }] : []),
+        ],
+      };
+    };
+    try {
+      const before = sentTo(who).length;
+      const jobId = started.body.job.id as string;
+      expect(
+        (await backend.post(jobId, { result: "ok", message: "Report ready", attachments: [PDF, CSV] })).status,
+      ).toBe(200);
+      await eventually(
+        () =>
+          sentTo(who)
+            .slice(before)
+            .find((m) => m.type === "template"),
+        "the template",
+      );
+      await settle();
+      expect(
+        sentTo(who)
+          .slice(before)
+          .map((m) => m.type),
+      ).toEqual(["template"]);
+
+      const answered = sentTo(who).length;
+      await graph.whatsappInbound(who, "Thanks");
+      await eventually(
+        () =>
+          sentTo(who)
+            .slice(answered)
+            .some((m) => m.text === "you said: Thanks"),
+        "the answer",
+      );
+      await settle();
+      const after = sentTo(who).slice(answered);
+      // The report came with the template; the annex comes once, with the result; then the answer.
+      expect(after.filter((m) => m.media?.link === PDF.url)).toEqual([]);
+      expect(after.filter((m) => m.media?.link === CSV.url)).toHaveLength(1);
+      expect(after.map(shape)).toEqual([
+        {
+          type: "document",
+          media: { type: "document", link: CSV.url, caption: "Your report\n\nAll rows", filename: "rows.csv" },
+        },
+        { type: "text", text: "you said: Thanks" },
+      ]);
+    } finally {
+      agent.respond = undefined;
+    }
+  });
 });

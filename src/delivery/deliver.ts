@@ -13,7 +13,7 @@ import { errorKey } from "../log-throttle.js";
 import type { ChannelAdapter, SendOutcome, TemplateMessage, TemplateOutcome } from "./channel-port.js";
 import type { DeliveryState, Recorded } from "./delivery-state.js";
 import { renderTemplate } from "./template.js";
-import { headerComponent, headerFile, markHeaderGiven } from "./template-header.js";
+import { headerComponent, headerFile, markHeaderGiven, withoutHeaderFile } from "./template-header.js";
 import { attachmentsOf, type Attachment } from "../conversations/attachments.js";
 import type { ConversationRow, MessageRow } from "./rows.js";
 import { route, type RouteConversation } from "./route.js";
@@ -63,8 +63,9 @@ const failed = (outcome: { code: string; title?: string | undefined }): Recorded
   reason: `${outcome.code}${outcome.title ? ` ${outcome.title}` : ""}`,
 });
 
-export async function deliver(ctx: DeliverDeps, start: ConversationRow, message: MessageRow): Promise<MessageRow> {
+export async function deliver(ctx: DeliverDeps, start: ConversationRow, given: MessageRow): Promise<MessageRow> {
   let conversation = start;
+  let message = given;
   const author = message.role === "human" ? "human" : "agent";
   const channel = ctx.channels[conversation.channel];
   for (let attempt = 0; ; attempt++) {
@@ -100,7 +101,11 @@ export async function deliver(ctx: DeliverDeps, start: ConversationRow, message:
         if (sent.status === "failed") recorded = failed(sent);
         else {
           // The file went with the template: the rest follows the person's answer, that one not again.
-          if (chosen.header) await markHeaderGiven(ctx.sql, message, chosen.header);
+          if (chosen.header) {
+            await markHeaderGiven(ctx.sql, message, chosen.header);
+            // Should it be routed again (the person answered meanwhile), it goes without that file.
+            message = { ...message, attachments: withoutHeaderFile(message.attachments, chosen.header) };
+          }
           await ctx.delivery.recordTemplate(conversation.id, {
             name: template.name,
             data: { template, for: message.id },

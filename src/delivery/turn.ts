@@ -20,6 +20,7 @@ import { deliver } from "./deliver.js";
 import { publish } from "./effects.js";
 import { setAsideStale, type StaleResultsDeps } from "./stale-results.js";
 import { splitForChannel } from "./text-limits.js";
+import { filesOnce, givenWithTemplate } from "./reply-files.js";
 import { attachmentsOf } from "../conversations/attachments.js";
 import type { ConversationRow, TurnInputRow } from "./rows.js";
 import { readTurnSnapshot, type TurnSnapshot } from "./turn-snapshot.js";
@@ -79,8 +80,10 @@ export async function runTurn(ctx: TurnDeps, conversationId: string): Promise<vo
       throw error;
     }
 
+    // Each file once: not again when the template's header gave it, nor in two messages of the reply.
+    const once = filesOnce(reply.messages, givenWithTemplate(inputs));
     // A long text is split; its files and choices go with the last part, after everything they follow.
-    const parts = reply.messages.flatMap((message) => {
+    const parts = once.flatMap((message) => {
       const texts = splitForChannel(conversation.channel, message.text);
       return texts.map((text, i) => ({
         text,
