@@ -125,6 +125,36 @@ describe("files and choices out on Instagram and Messenger", () => {
     ]);
   });
 
+  it("Messenger and Instagram: a file the reply carries in two of its messages is sent once, with the first", async () => {
+    for (const channel of ["messenger", "instagram"] as const) {
+      const who = `${channel === "instagram" ? 17 : 27}8420000${String(++person).padStart(5, "0")}`;
+      // A runtime that attaches the report to the message giving it and again to its answer.
+      agent.respond = (request) =>
+        request.conversation.contact === who
+          ? {
+              messages: [
+                { text: "Your report", attachments: [PDF] },
+                { text: "Anything else?", attachments: [PDF, IMAGE] },
+              ],
+            }
+          : undefined;
+      try {
+        if (channel === "instagram") await graph.instagramInbound(who, "my report?");
+        else await graph.messengerInbound(who, "my report?");
+        await eventually(() => sentTo(who).some((m) => m.media?.link === IMAGE.url), "the reply");
+        await settle();
+        expect(sentTo(who).map(shape)).toEqual([
+          { type: "text", text: "Your report" },
+          { type: "document", link: PDF.url },
+          { type: "text", text: "Anything else?" },
+          { type: "image", link: IMAGE.url },
+        ]);
+      } finally {
+        agent.respond = undefined;
+      }
+    }
+  });
+
   it("the Send API plan: 13 quick replies fit, 14 go as numbered lines (the API takes at most 10 buttons)", () => {
     const options = (n: number) => Array.from({ length: n }, (_, i) => ({ title: `Option ${i + 1}` }));
     const thirteen = sendApiPlan("Pick one", [], options(13), 1000);
