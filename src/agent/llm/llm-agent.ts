@@ -18,11 +18,12 @@ import { AgentUnavailableError, type AgentPort, type TurnReply, type TurnRequest
 import { BUILT_IN_TOOLS, isBuiltIn, runBuiltInTool } from "./built-in-tools.js";
 import { chosenModel, modelLabel } from "./model-choice.js";
 import { systemPrompt } from "./instructions.js";
-import { describeClaims, inventedClaims, sourcesOf, withoutClaims, type Claim } from "./safeguard.js";
+import { describeClaims, inventedClaims, withoutClaims, type Claim } from "./safeguard.js";
+import { safeguardSources } from "./safeguard-sources.js";
 import { modelSeesImages } from "./model-images.js";
 import { timelineEntries } from "./timeline-entries.js";
 import { withFiles, type TranscriptFileDeps } from "./transcript-files.js";
-import { buildTranscript, placeholder, type TranscriptEntry } from "./transcript.js";
+import { buildTranscript, placeholder } from "./transcript.js";
 
 export const HANDED_BACK =
   "(From the hub, not the person.) A person on the team had this conversation and has handed it back to you.";
@@ -228,7 +229,11 @@ export function llmAgent(config: LlmConfig, getCtx: () => LlmAgentDeps): AgentPo
         throw new ModelUnavailableError("the model answered the person with nothing", undefined);
       const data: Record<string, unknown> = {};
       if (reply) {
-        const sources = sourcesOf([config.instructions, ...sourceTexts(entries), ...seen.results.map(textOf)]);
+        // This turn's calls are in the timeline by now: read it again when the model made any.
+        const sources = safeguardSources(
+          config.instructions,
+          seen.results.length > 0 ? await timelineEntries(ctx.sql, conversationId) : entries,
+        );
         let invented = inventedClaims(reply, sources);
         if (invented.length > 0) {
           // Once more, told what it made up; what it still states from nowhere is cut out.
@@ -279,18 +284,4 @@ export function llmAgent(config: LlmConfig, getCtx: () => LlmAgentDeps): AgentPo
       };
     },
   };
-}
-
-const textOf = (value: unknown) => (typeof value === "string" ? value : JSON.stringify(value ?? ""));
-
-/** What the timeline lets a reply state: the person's words and every tool answer and outcome. */
-function sourceTexts(entries: TranscriptEntry[]): string[] {
-  return entries.flatMap((entry) => {
-    if (entry.kind === "user") return [entry.text];
-    if (entry.kind === "outcome") return [textOf(entry.content)];
-    if (entry.kind === "call")
-      return [textOf(entry.answer.type === "answer" ? entry.answer.content : entry.answer.acceptMessage)];
-    if (entry.kind === "progress") return [entry.text];
-    return [];
-  });
 }
