@@ -280,6 +280,17 @@ describe.each(["postgresql", "embedded"] as const)("retention (%s)", (database) 
     await upload(sql, active, 60);
     await event(sql, null, 20);
     await event(sql, null, 21);
+    // Hashes of erased messages' ids: kept WEBHOOK_RETENTION (7d) and a day after the erasure.
+    const erasedId = async (id: string, days: number) =>
+      sql.query(`INSERT INTO "ErasedMessage" (hash, "erasedAt") VALUES (sha256(convert_to($1::text, 'UTF8')), $2)`, [
+        id,
+        ago(days),
+      ]);
+    const erasedIdKept = async (id: string) =>
+      count(sql, "ErasedMessage", `hash = sha256(convert_to($1::text, 'UTF8'))`, [id]);
+    const [pastIt, withinIt] = [`wamid.${randomUUID()}`, `wamid.${randomUUID()}`];
+    await erasedId(pastIt, 9);
+    await erasedId(withinIt, 7.5);
 
     const env = hub.siblingEnv({});
     const both = async (work: () => Promise<void>) => {
@@ -332,6 +343,8 @@ describe.each(["postgresql", "embedded"] as const)("retention (%s)", (database) 
       [oldJob],
     );
     expect(cleared!.dataClearedAt).toBeInstanceOf(Date);
+    expect(await erasedIdKept(pastIt)).toBe(0);
+    expect(await erasedIdKept(withinIt)).toBe(1);
   }, 120_000);
 });
 
