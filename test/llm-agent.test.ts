@@ -4,7 +4,7 @@
 // result given once, a question answered from it — then calling a job off, a hub restart mid-job, a 429 with
 // Retry-After, and the safeguard cutting an invented link.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { FakeLlm, LlmRequest } from "./support/fake-llm.js";
+import { lastUserText, toolMessagesFor, type FakeLlm, type LlmAnswer, type LlmRequest } from "./support/fake-llm.js";
 import { startFakeAnthropic } from "./support/fake-anthropic.js";
 import { startFakeOpenAI } from "./support/fake-openai.js";
 import { completedNotices, GUIDE, guideModel, THERAPISTS } from "./support/guide-model.js";
@@ -14,6 +14,8 @@ import { spawnHub, startHubProcess } from "./support/hub-process.js";
 import { startToolBackend, TOOL_KEY, type ToolBackend } from "./support/tool-backend.js";
 import { checkStock, matchTherapists } from "./support/tool-files.js";
 import { openSession, WidgetClient } from "./support/widget-client.js";
+
+type LlmCall = NonNullable<Extract<LlmAnswer, { toolCalls?: unknown }>["toolCalls"]>[number];
 
 const PROVIDERS = [
   { name: "OpenAI Chat Completions", start: startFakeOpenAI, provider: "openai", model: "gpt-4o-mini" },
@@ -294,6 +296,81 @@ for (const { name, start, provider, model } of PROVIDERS) {
       expect(await hub.db.job.count({ where: { conversationId } })).toBe(0);
       expect(llm.refusals).toEqual([]);
     });
+
+    // Model answers a real model can give: each call gets exactly one tool message saying what was wrong, the
+    // API accepts the next request, and the conversation goes on (the next message is answered too).
+    const troubles: { name: string; calls: LlmCall[]; says: RegExp[]; openaiOnly?: true }[] = [
+      {
+        name: "a tool it was not offered",
+        calls: [{ id: "call_unoffered", name: "issue_refund", args: { amount: 5000 } }],
+        says: [/no tool named issue_refund/],
+      },
+      {
+        name: "arguments that fail the schema",
+        calls: [{ id: "call_schema", name: "check_stock", args: { sku: 17 } }],
+        says: [/arguments\.sku/],
+      },
+      {
+        name: "arguments that are not JSON",
+        calls: [{ id: "call_cut", name: "check_stock", args: null, rawArguments: '{"sku": "A-' }],
+        says: [/not valid JSON/],
+        openaiOnly: true,
+      },
+      {
+        name: "a built-in tool with arguments that do not fit",
+        calls: [{ id: "call_builtin_args", name: "cancel-tool-call", args: { id: 3 } }],
+        says: [/tool_call_id/],
+      },
+      {
+        name: "a built-in tool that fails",
+        calls: [
+          { id: "call_builtin_fails", name: "get-tool-call-status", args: { tool_call_id: `job_${"-".repeat(36)}` } },
+        ],
+        says: [/could not be read/],
+      },
+      {
+        name: "an unoffered tool beside a good call",
+        calls: [
+          { id: "call_nope", name: "nope", args: {} },
+          { id: "call_list", name: "list-running-tool-calls", args: {} },
+        ],
+        says: [/no tool named nope/, /"running":\[\]/],
+      },
+    ];
+    for (const trouble of troubles) {
+      it.skipIf(trouble.openaiOnly && provider !== "openai")(
+        `answers ${trouble.name} with one tool message per call, and the conversation goes on`,
+        async () => {
+          const { client } = await person();
+          const refusals = llm.refusals.length;
+          const script = llm.script;
+          llm.script = (request) => {
+            const last = request.messages.at(-1);
+            if (last?.role === "tool") return { text: "That did not work; let me try another way." };
+            if (lastUserText(request) === "please try the tools") return { toolCalls: trouble.calls };
+            return { text: "Still here." };
+          };
+          try {
+            const before = llm.requests.length;
+            await client.send("please try the tools", `trouble-${trouble.calls[0]!.id}`);
+            await agentSays(client, "That did not work; let me try another way.");
+            const answered = requestsSince(before).at(-1)!;
+            trouble.calls.forEach((call, i) => {
+              const answers = toolMessagesFor(answered, call.id!);
+              expect(answers, call.id).toHaveLength(1);
+              expect(answers[0]!.content).toMatch(trouble.says[i]!);
+            });
+            expect(answered.messages.filter((message) => message.role === "tool")).toHaveLength(trouble.calls.length);
+            await client.send("and now?", `trouble-next-${trouble.calls[0]!.id}`);
+            await agentSays(client, "Still here.");
+            expect(llm.refusals.slice(refusals)).toEqual([]);
+          } finally {
+            llm.script = script;
+          }
+          await hub.settled();
+        },
+      );
+    }
 
     it("goes on after the hub is killed (kill -9) while the job runs: rebuilt from the timeline, nothing repeated", async () => {
       const prefix = provider === "openai" ? "OPENAI" : "ANTHROPIC";

@@ -25,7 +25,11 @@ export type LlmMessage =
 export type LlmAnswer =
   | {
       text?: string;
-      toolCalls?: { id?: string; name: string; args: unknown }[];
+      /**
+       * `rawArguments` (Chat Completions only) sends the arguments string as it is, e.g. JSON a model cut short;
+       * otherwise `args` is sent as JSON.
+       */
+      toolCalls?: { id?: string; name: string; args: unknown; rawArguments?: string }[];
       usage?: { input: number; output: number };
     }
   /** Rendered in the API's own error format. */

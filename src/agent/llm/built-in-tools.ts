@@ -2,6 +2,7 @@
 // calls (read one's status, list the running ones, call one off) and to hand the person to the team. Each is
 // answered at once by the hub and written into the timeline as a call with its answer, so the transcript of a
 // later turn shows it as the model saw it.
+import { z } from "zod";
 import type { SqlQuery } from "../../db/sql.js";
 import { HubError } from "../../errors.js";
 import { cancelJob } from "../../jobs/cancel-job.js";
@@ -63,6 +64,23 @@ export const BUILT_IN_TOOLS: BuiltInTool[] = [
 
 export const isBuiltIn = (name: string) => BUILT_IN_TOOLS.some((tool) => tool.name === name);
 
+const callIdArguments = z.strictObject({ tool_call_id: z.string().min(1).max(200) });
+/** Each built-in tool's parameters as a check: a model's arguments are data, read only once they fit. */
+const ARGUMENTS: Record<string, z.ZodType> = {
+  [STATUS_TOOL]: callIdArguments,
+  [LIST_TOOL]: z.strictObject({}),
+  [CANCEL_TOOL]: callIdArguments,
+  [HAND_OFF_TOOL]: z.strictObject({ reason: z.string().max(2000) }),
+};
+
+/** Why a built-in call's arguments do not fit its parameters, naming each field, or undefined when they do. */
+function argumentProblem(name: string, args: Record<string, unknown>): string | undefined {
+  const parsed = ARGUMENTS[name]?.safeParse(args);
+  if (!parsed || parsed.success) return undefined;
+  const fields = parsed.error.issues.map((issue) => `${issue.path.join(".") || "arguments"}: ${issue.message}`);
+  return `the arguments do not fit ${name}'s parameters (${fields.join("; ")})`;
+}
+
 interface JobRow {
   id: string;
   tool: string;
@@ -88,13 +106,22 @@ async function jobOf(sql: SqlQuery, conversationId: string, callId: string): Pro
   return job;
 }
 
+/** A built-in call's answer: its content, an error the model reads, and a hand-off when it asked for one. */
+export interface BuiltInAnswer {
+  ok: boolean;
+  content: unknown;
+  handoff?: string;
+}
+
 /** Runs a built-in tool for the conversation: its answer, or a refusal the model reads as the call's error. */
 export async function runBuiltInTool(
   ctx: JobDeps,
   conversationId: string,
   name: string,
   args: Record<string, unknown>,
-): Promise<{ ok: boolean; content: unknown; handoff?: string }> {
+): Promise<BuiltInAnswer> {
+  const problem = argumentProblem(name, args);
+  if (problem) return { ok: false, content: problem };
   const callId = typeof args.tool_call_id === "string" ? args.tool_call_id : "";
   switch (name) {
     case STATUS_TOOL: {

@@ -7,7 +7,16 @@
 // then cut (safeguard.ts). A model that refuses, fails or times out fails the turn, which the hub retries.
 import { attachmentName, MAX_ATTACHMENTS } from "../../conversations/attachments.js";
 import { randomUUID } from "node:crypto";
-import { APICallError, generateText, jsonSchema, tool, type ModelMessage, type Tool as SdkTool } from "ai";
+import {
+  APICallError,
+  generateText,
+  InvalidToolInputError,
+  jsonSchema,
+  NoSuchToolError,
+  tool,
+  type ModelMessage,
+  type Tool as SdkTool,
+} from "ai";
 import type { LlmConfig } from "../../config.js";
 import { HubError } from "../../errors.js";
 import type { JobDeps } from "../../jobs/job-deps.js";
@@ -15,7 +24,7 @@ import { recordSyncCall } from "../../jobs/job-store.js";
 import type { Metrics } from "../../metrics.js";
 import { startToolCall } from "../../jobs/start-tool-call.js";
 import { AgentUnavailableError, type AgentPort, type TurnReply, type TurnRequest } from "../agent-port.js";
-import { BUILT_IN_TOOLS, isBuiltIn, runBuiltInTool } from "./built-in-tools.js";
+import { BUILT_IN_TOOLS, isBuiltIn, runBuiltInTool, type BuiltInAnswer } from "./built-in-tools.js";
 import { chosenModel, modelLabel } from "./model-choice.js";
 import { systemPrompt } from "./instructions.js";
 import { describeClaims, inventedClaims, sourcesOf, withoutClaims, type Claim } from "./safeguard.js";
@@ -120,9 +129,20 @@ export function llmAgent(config: LlmConfig, getCtx: () => LlmAgentDeps): AgentPo
     call: { toolCallId: string; toolName: string; input: unknown },
     seen: { results: unknown[]; handoff?: string },
   ): Promise<ToolOutput> {
-    const args = (call.input && typeof call.input === "object" ? call.input : {}) as Record<string, unknown>;
+    // A call the SDK could not parse (an unknown tool, arguments that are not JSON) is answered with why.
+    const unparsed = "invalid" in call && call.invalid ? unparsedCall(call) : undefined;
+    if (unparsed) return { type: "error-text", value: unparsed };
+    if (call.input === null || typeof call.input !== "object" || Array.isArray(call.input))
+      return { type: "error-text", value: `the arguments of ${call.toolName} must be a JSON object` };
+    const args = call.input as Record<string, unknown>;
     if (isBuiltIn(call.toolName)) {
-      const answer = await runBuiltInTool(ctx, conversationId, call.toolName, args);
+      const answer: BuiltInAnswer = await runBuiltInTool(ctx, conversationId, call.toolName, args).catch(
+        (error: unknown) => {
+          // The model reads that it failed; the turn goes on (a failed turn would repeat the same call).
+          ctx.log.warn({ err: error, tool: call.toolName, conversation_id: conversationId }, "a built-in tool failed");
+          return { ok: false, content: `${call.toolName} failed: the call could not be read just now` };
+        },
+      );
       await recordSyncCall(ctx.sql, {
         conversationId,
         toolCallId: call.toolCallId,
@@ -209,7 +229,9 @@ export function llmAgent(config: LlmConfig, getCtx: () => LlmAgentDeps): AgentPo
         });
         if (result.text.trim()) texts.push(result.text.trim());
         if (result.toolCalls.length === 0) break;
-        messages.push(...result.response.messages);
+        // The model's own message only: the SDK also writes a tool message for each call it could not parse (an
+        // unknown tool, arguments that are not JSON), and the hub answers every call itself, once.
+        messages.push(...result.response.messages.filter((message) => message.role === "assistant"));
         const parts = [];
         for (const call of result.toolCalls) {
           const output = await runCall(ctx, conversationId, call, seen);
@@ -279,6 +301,14 @@ export function llmAgent(config: LlmConfig, getCtx: () => LlmAgentDeps): AgentPo
       };
     },
   };
+}
+
+/** Why the SDK could not take a call: the tool is not one offered, or its arguments are not JSON. */
+function unparsedCall(call: { toolName: string; error?: unknown }): string | undefined {
+  if (NoSuchToolError.isInstance(call.error)) return `no tool named ${call.toolName}: call only the tools you have`;
+  if (InvalidToolInputError.isInstance(call.error))
+    return `the arguments of ${call.toolName} are not valid JSON: send them again as one JSON object`;
+  return `the call to ${call.toolName} could not be read`;
 }
 
 const textOf = (value: unknown) => (typeof value === "string" ? value : JSON.stringify(value ?? ""));
