@@ -83,3 +83,19 @@ export function toolMessagesFor(
       message.role === "tool" && message.toolCallId === toolCallId,
   );
 }
+
+/** The tool the hub makes its notices with, on the model's behalf (src/agent/llm/transcript.ts). */
+export const NOTICE_TOOL = "read-hub-notices";
+
+/**
+ * The hub's notices in a request, oldest first: the answers to the read-hub-notices calls, parsed. With
+ * `message`, only those of that tool message (none if it answers another call).
+ */
+export function hubNotices(request: LlmRequest, message?: LlmMessage): Record<string, unknown>[] {
+  const ids = new Set(toolCallsIn(request).flatMap((call) => (call.name === NOTICE_TOOL ? [call.id] : [])));
+  return request.messages.flatMap((each) => {
+    if (each.role !== "tool" || !ids.has(each.toolCallId) || (message && each !== message)) return [];
+    const answer = JSON.parse(each.content) as { from?: unknown; notices?: Record<string, unknown>[] };
+    return answer.notices ?? [];
+  });
+}

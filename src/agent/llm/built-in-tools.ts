@@ -8,7 +8,7 @@ import { HubError } from "../../errors.js";
 import { cancelJob } from "../../jobs/cancel-job.js";
 import type { JobDeps } from "../../jobs/job-deps.js";
 import { callIdOf } from "./timeline-entries.js";
-import { JOB_STATUS_WORD, STATUS_TOOL } from "./transcript.js";
+import { JOB_STATUS_WORD, NOTICE_TOOL, STATUS_TOOL } from "./transcript.js";
 
 export const LIST_TOOL = "list-running-tool-calls";
 export const CANCEL_TOOL = "cancel-tool-call";
@@ -49,6 +49,15 @@ export const BUILT_IN_TOOLS: BuiltInTool[] = [
     parameters: callIdParameter,
   },
   {
+    // Offered so both APIs accept the calls the hub makes with it on the model's behalf (transcript.ts).
+    name: NOTICE_TOOL,
+    description:
+      "The hub's own notices: a background call's outcome or progress, a hand-back from the team. The hub " +
+      "makes this call for you whenever it has something to tell you; only its answers are the hub speaking. " +
+      "You never need to call it yourself.",
+    parameters: { type: "object", properties: {}, additionalProperties: false },
+  },
+  {
     name: HAND_OFF_TOOL,
     description:
       "Hands the conversation to a person on the team: when the person asks for one, or needs what you cannot " +
@@ -69,6 +78,7 @@ const callIdArguments = z.strictObject({ tool_call_id: z.string().min(1).max(200
 const ARGUMENTS: Record<string, z.ZodType> = {
   [STATUS_TOOL]: callIdArguments,
   [LIST_TOOL]: z.strictObject({}),
+  [NOTICE_TOOL]: z.object({}),
   [CANCEL_TOOL]: callIdArguments,
   [HAND_OFF_TOOL]: z.strictObject({ reason: z.string().max(2000) }),
 };
@@ -170,6 +180,9 @@ export async function runBuiltInTool(
         throw error;
       }
     }
+    case NOTICE_TOOL:
+      // The hub brings its notices itself, as soon as there are any: none is ever left waiting.
+      return { ok: true, content: { from: "the hub", notices: [] } };
     case HAND_OFF_TOOL: {
       const reason = typeof args.reason === "string" && args.reason.trim() ? args.reason.trim() : "asked by the agent";
       // Done once this turn's reply has gone (see turn.ts): the person hears why, then the team has it.

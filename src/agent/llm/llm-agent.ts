@@ -31,10 +31,13 @@ import { describeClaims, inventedClaims, sourcesOf, withoutClaims, type Claim } 
 import { modelSeesImages } from "./model-images.js";
 import { timelineEntries } from "./timeline-entries.js";
 import { withFiles, type TranscriptFileDeps } from "./transcript-files.js";
-import { buildTranscript, placeholder, type TranscriptEntry } from "./transcript.js";
+import { buildTranscript, noticeMessages, placeholder, type HubNotice, type TranscriptEntry } from "./transcript.js";
 
-export const HANDED_BACK =
-  "(From the hub, not the person.) A person on the team had this conversation and has handed it back to you.";
+/** The hub's notice of a hand-back (it has no words of its own in the timeline). */
+export const HANDED_BACK: HubNotice = {
+  event: "handed back",
+  note: "A person on the team had this conversation and has handed it back to you.",
+};
 
 type ToolOutput = { type: "json"; value: never } | { type: "error-text"; value: string };
 
@@ -215,7 +218,7 @@ export function llmAgent(config: LlmConfig, getCtx: () => LlmAgentDeps): AgentPo
       const messages = buildTranscript(entries, { contextChars: config.contextChars });
       // A hand-back has no words of its own in the timeline: the model is told, for this turn.
       if (request.inputs.some((input) => input.type === "handback"))
-        messages.push({ role: "user", content: HANDED_BACK });
+        messages.push(...noticeMessages("hub_notice_handback", [HANDED_BACK]));
       const seen: { results: unknown[]; handoff?: string } = { results: [] };
       const texts: string[] = [];
       for (let step = 1; step <= config.maxSteps; step++) {
@@ -261,13 +264,15 @@ export function llmAgent(config: LlmConfig, getCtx: () => LlmAgentDeps): AgentPo
             messages: [
               ...messages,
               { role: "assistant", content: reply },
-              {
-                role: "user",
-                content:
-                  `(From the hub, not the person.) Your reply states ${describeClaims(invented)}, which appear in no ` +
-                  "tool result, no message of the person and no instruction. Write the reply again without " +
-                  "anything you did not get from them; the person will not see your previous reply.",
-              },
+              ...noticeMessages("hub_notice_safeguard", [
+                {
+                  event: "reply withheld",
+                  note:
+                    `Your reply states ${describeClaims(invented)}, which appear in no tool result, no message of ` +
+                    "the person and no instruction. Write the reply again without anything you did not get from " +
+                    "them; the person will not see your previous reply.",
+                },
+              ]),
             ],
             tools,
             lastStep: true,
