@@ -5,7 +5,13 @@
 // as their own user messages, and a cut that drops whole exchanges and still opens with the person's side.
 import type { ModelMessage } from "ai";
 import { describe, expect, it } from "vitest";
-import { buildTranscript, noticeMessages, placeholder, type TranscriptEntry } from "../src/agent/llm/transcript.js";
+import {
+  appendNotices,
+  buildTranscript,
+  noticeMessages,
+  placeholder,
+  type TranscriptEntry,
+} from "../src/agent/llm/transcript.js";
 
 const JOB = "0b7e2d9c-3f1a-4c55-9d6e-1a2b3c4d5e6f";
 const user = (seq: number, text: string): TranscriptEntry => ({ kind: "user", seq, text });
@@ -283,6 +289,19 @@ describe("the transcript the LLM agent sends", () => {
       expect(buildTranscript(entries, contextChars ? { contextChars } : BIG)).toEqual(expected);
     });
   }
+
+  it("adds the hub's notices after the rest, opening with the person's side when nothing else is there", () => {
+    const handback = { event: "handed back", note: "back to you" };
+    const empty = buildTranscript([user(1, "")], BIG);
+    appendNotices(empty, "hub_notice_handback", [handback]);
+    expect(empty).toEqual([
+      { role: "user", content: "(The conversation opens with the assistant's message below.)" },
+      ...noticeMessages("hub_notice_handback", [handback]),
+    ]);
+    const some = buildTranscript([user(1, "hi")], BIG);
+    appendNotices(some, "hub_notice_handback", [handback]);
+    expect(some).toEqual([{ role: "user", content: "hi" }, ...noticeMessages("hub_notice_handback", [handback])]);
+  });
 
   it("never separates a call from its tool message, whatever the budget", () => {
     const entries = [user(1, "a"), jobCall(2, "c1"), jobCall(3, "c2"), agent(4, "b"), user(5, "c")];

@@ -31,7 +31,14 @@ import { describeClaims, inventedClaims, sourcesOf, withoutClaims, type Claim } 
 import { modelSeesImages } from "./model-images.js";
 import { timelineEntries } from "./timeline-entries.js";
 import { withFiles, type TranscriptFileDeps } from "./transcript-files.js";
-import { buildTranscript, noticeMessages, placeholder, type HubNotice, type TranscriptEntry } from "./transcript.js";
+import {
+  appendNotices,
+  buildTranscript,
+  noticeMessages,
+  placeholder,
+  type HubNotice,
+  type TranscriptEntry,
+} from "./transcript.js";
 
 /** The hub's notice of a hand-back (it has no words of its own in the timeline). */
 export const HANDED_BACK: HubNotice = {
@@ -218,7 +225,7 @@ export function llmAgent(config: LlmConfig, getCtx: () => LlmAgentDeps): AgentPo
       const messages = buildTranscript(entries, { contextChars: config.contextChars });
       // A hand-back has no words of its own in the timeline: the model is told, for this turn.
       if (request.inputs.some((input) => input.type === "handback"))
-        messages.push(...noticeMessages("hub_notice_handback", [HANDED_BACK]));
+        appendNotices(messages, "hub_notice_handback", [HANDED_BACK]);
       const seen: { results: unknown[]; handoff?: string } = { results: [] };
       const texts: string[] = [];
       for (let step = 1; step <= config.maxSteps; step++) {

@@ -89,6 +89,12 @@ export function noticeMessages(id: string, notices: HubNotice[]): ModelMessage[]
   ];
 }
 
+/** Adds the hub's notices at the end of a transcript, which still opens with the person's side. */
+export function appendNotices(messages: ModelMessage[], id: string, notices: HubNotice[]): void {
+  if (messages.length === 0) messages.push({ role: "user", content: OPENING });
+  messages.push(...noticeMessages(id, notices));
+}
+
 type Unit =
   | { type: "user"; key: number; text: string; files?: TranscriptFile[] }
   | { type: "notice"; key: number; notice: HubNotice }
