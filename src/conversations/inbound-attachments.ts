@@ -4,6 +4,7 @@
 // gave. The agent, its tools and the console get the hub's own `/media/<token>` URL for each instead
 // (attachments.ts, InboundAttachment): the sources are never handed out.
 import { z } from "zod";
+import { plainText } from "../data-text.js";
 import type { InboundAttachment } from "./attachments.js";
 
 export const mediaSourceSchema = z.discriminatedUnion("kind", [
@@ -15,7 +16,8 @@ export type MediaSource = z.output<typeof mediaSourceSchema>;
 
 export const storedAttachmentSchema = z.object({
   mimeType: z.string(),
-  name: z.string().optional(),
+  // A channel's file name is data: control and bidi characters are stripped wherever it is read (data-text.ts).
+  name: z.string().transform(plainText).optional(),
   size: z.number().int().nonnegative().optional(),
   source: mediaSourceSchema,
 });

@@ -3,6 +3,7 @@
 // they become that message's attachments like a WhatsApp file's. An upload belongs to its conversation only:
 // another conversation's id is refused as unknown.
 import { randomUUID } from "node:crypto";
+import { plainText } from "../data-text.js";
 import type { SqlQuery } from "../db/sql.js";
 import { attachmentKind } from "./attachments.js";
 import type { StoredAttachment } from "./inbound-attachments.js";
@@ -19,12 +20,14 @@ export async function storeUpload(
   upload: { conversationId: string; mimeType: string; name: string | undefined; bytes: Buffer; at: Date },
 ): Promise<UploadRow> {
   const id = randomUUID();
+  // A file's name is data: no control or bidi characters reach the console or the model (data-text.ts).
+  const name = upload.name === undefined ? null : plainText(upload.name) || null;
   await sql.query(
     `INSERT INTO "Upload" (id, "conversationId", "mimeType", name, size, bytes, "createdAt")
      VALUES ($1::uuid, $2::uuid, $3, $4, $5, $6, $7)`,
-    [id, upload.conversationId, upload.mimeType, upload.name ?? null, upload.bytes.length, upload.bytes, upload.at],
+    [id, upload.conversationId, upload.mimeType, name, upload.bytes.length, upload.bytes, upload.at],
   );
-  return { id, mimeType: upload.mimeType, name: upload.name ?? null, size: upload.bytes.length };
+  return { id, mimeType: upload.mimeType, name, size: upload.bytes.length };
 }
 
 /** The conversation's uploads by id, in the order asked; the ids that are not its own (or not at all). */

@@ -25,7 +25,11 @@ export type LlmMessage =
 export type LlmAnswer =
   | {
       text?: string;
-      toolCalls?: { id?: string; name: string; args: unknown }[];
+      /**
+       * `rawArguments` (Chat Completions only) sends the arguments string as it is, e.g. JSON a model cut short;
+       * otherwise `args` is sent as JSON.
+       */
+      toolCalls?: { id?: string; name: string; args: unknown; rawArguments?: string }[];
       usage?: { input: number; output: number };
     }
   /** Rendered in the API's own error format. */
@@ -78,4 +82,20 @@ export function toolMessagesFor(
     (message): message is Extract<LlmMessage, { role: "tool" }> =>
       message.role === "tool" && message.toolCallId === toolCallId,
   );
+}
+
+/** The tool the hub makes its notices with, on the model's behalf (src/agent/llm/transcript.ts). */
+export const NOTICE_TOOL = "read-hub-notices";
+
+/**
+ * The hub's notices in a request, oldest first: the answers to the read-hub-notices calls, parsed. With
+ * `message`, only those of that tool message (none if it answers another call).
+ */
+export function hubNotices(request: LlmRequest, message?: LlmMessage): Record<string, unknown>[] {
+  const ids = new Set(toolCallsIn(request).flatMap((call) => (call.name === NOTICE_TOOL ? [call.id] : [])));
+  return request.messages.flatMap((each) => {
+    if (each.role !== "tool" || !ids.has(each.toolCallId) || (message && each !== message)) return [];
+    const answer = JSON.parse(each.content) as { from?: unknown; notices?: Record<string, unknown>[] };
+    return answer.notices ?? [];
+  });
 }

@@ -69,7 +69,7 @@ const openaiApi: LlmApi = {
     const toolCalls = (answer.toolCalls ?? []).map((call) => ({
       id: call.id ?? randomId("call_", 24),
       type: "function",
-      function: { name: call.name, arguments: JSON.stringify(call.args ?? {}) },
+      function: { name: call.name, arguments: call.rawArguments ?? JSON.stringify(call.args ?? {}) },
     }));
     const promptTokens = answer.usage?.input ?? estimateTokens(request.raw);
     const completionTokens = answer.usage?.output ?? estimateTokens([answer.text ?? "", toolCalls]);

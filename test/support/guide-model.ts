@@ -1,9 +1,9 @@
 // A scripted model for the guide's conversation (docs/agent.md): it calls match_therapists for the opening
 // line, says it is on it once the placeholder comes, answers "how's it going?" from the running call's progress
-// in its instructions, gives the result when the notice comes, answers a question about it from that notice,
+// in its instructions, gives the result when the hub's notice comes, answers a question about it from that notice,
 // calls the search off when asked, and — for "book" — makes up a link. It decides only from what it is sent,
 // like a real model, so what it says proves what the hub sent it.
-import type { LlmRequest, LlmScript } from "./fake-llm.js";
+import { hubNotices, type LlmRequest, type LlmScript } from "./fake-llm.js";
 
 export const GUIDE = {
   opening: "I've been having a lot of anxiety lately, I live in Ñuñoa",
@@ -34,23 +34,15 @@ export const THERAPISTS = {
   },
 };
 
-const NOTICE = "Background tool calls finished since their placeholder responses:";
-
-/** Every notice line about a completed call, across the whole request. */
-export function completedNotices(request: LlmRequest): string[] {
-  return request.messages.flatMap((message) =>
-    message.role === "user" ? message.text.split("\n\n").filter((line) => / completed: /.test(line)) : [],
-  );
+/** Every notice of a completed call the hub gave, across the whole request. */
+export function completedNotices(request: LlmRequest): Record<string, unknown>[] {
+  return hubNotices(request).filter((notice) => notice.status === "completed");
 }
 
 function therapistsIn(request: LlmRequest): { name: string; where?: string }[] {
-  for (const line of completedNotices(request)) {
-    const json = line.slice(line.indexOf(" completed: ") + 12);
-    try {
-      return (JSON.parse(json) as typeof THERAPISTS).data.therapists;
-    } catch {
-      continue;
-    }
+  for (const notice of completedNotices(request)) {
+    const therapists = (notice.result as typeof THERAPISTS | undefined)?.data?.therapists;
+    if (therapists) return therapists;
   }
   return [];
 }
@@ -58,6 +50,19 @@ function therapistsIn(request: LlmRequest): { name: string; where?: string }[] {
 export function guideModel(): LlmScript {
   return (request) => {
     const last = request.messages.at(-1);
+    // The hub's notices: a result, progress, a hand-back, a reply to write again.
+    const notices = last ? hubNotices(request, last) : [];
+    if (notices.some((notice) => notice.status === "completed")) {
+      const [first, second] = therapistsIn(request);
+      return {
+        text: `I have two for you. ${first?.name} treats anxiety with cognitive behavioural therapy and sees patients in Ñuñoa on Tuesdays and Thursdays. ${second?.name} works with mindfulness and sees patients ${second?.where}.`,
+      };
+    }
+    if (notices.some((notice) => notice.event === "handed back")) return { text: GUIDE.back };
+    if (notices.some((notice) => notice.event === "reply withheld"))
+      return { text: `Of course: book with Ana at ${GUIDE.invented} whenever you like.` };
+    const reported = notices.find((notice) => typeof notice.progress === "string");
+    if (reported) return { text: `Still on it: ${String(reported.progress)}` };
     if (last?.role === "tool") {
       if (last.content.includes('"status":"running"')) return { text: GUIDE.onIt };
       if (last.content.includes('"cancelled"')) return { text: GUIDE.calledOff };
@@ -68,12 +73,6 @@ export function guideModel(): LlmScript {
       return { text: "Done." };
     }
     const text = last?.role === "user" ? last.text : "";
-    if (text.includes(NOTICE) && / completed: /.test(text)) {
-      const [first, second] = therapistsIn(request);
-      return {
-        text: `I have two for you. ${first?.name} treats anxiety with cognitive behavioural therapy and sees patients in Ñuñoa on Tuesdays and Thursdays. ${second?.name} works with mindfulness and sees patients ${second?.where}.`,
-      };
-    }
     if (text.includes(GUIDE.status)) {
       const progress = /last progress: "([^"]+)"/.exec(request.system)?.[1];
       return { text: progress ? `Still on it: ${progress}` : "Still on it." };
@@ -92,13 +91,11 @@ export function guideModel(): LlmScript {
         ? { toolCalls: [{ name: "cancel-tool-call", args: { tool_call_id: callId } }] }
         : { text: "Nothing is running." };
     }
-    if (text.includes(GUIDE.book) || text.includes("Write the reply again"))
-      return { text: `Of course: book with Ana at ${GUIDE.invented} whenever you like.` };
+    if (text.includes(GUIDE.book)) return { text: `Of course: book with Ana at ${GUIDE.invented} whenever you like.` };
     if (text.includes(GUIDE.stock)) return { toolCalls: [{ name: "check_stock", args: { sku: "A-1" } }] };
     if (text.includes(GUIDE.vague)) return { toolCalls: [{ name: "match_therapists", args: { reason: "stress" } }] };
     if (text.includes(GUIDE.askForPerson))
       return { toolCalls: [{ name: "hand-off-to-human", args: { reason: "The person asked to talk to a person" } }] };
-    if (text.includes("has handed it back to you")) return { text: GUIDE.back };
     if (text.includes(GUIDE.opening))
       return { toolCalls: [{ name: "match_therapists", args: { reason: "anxiety", area: "Ñuñoa" } }] };
     return { text: "How can I help?" };

@@ -2,12 +2,13 @@
 // calls (read one's status, list the running ones, call one off) and to hand the person to the team. Each is
 // answered at once by the hub and written into the timeline as a call with its answer, so the transcript of a
 // later turn shows it as the model saw it.
+import { z } from "zod";
 import type { SqlQuery } from "../../db/sql.js";
 import { HubError } from "../../errors.js";
 import { cancelJob } from "../../jobs/cancel-job.js";
 import type { JobDeps } from "../../jobs/job-deps.js";
 import { callIdOf } from "./timeline-entries.js";
-import { JOB_STATUS_WORD, STATUS_TOOL } from "./transcript.js";
+import { JOB_STATUS_WORD, NOTICE_TOOL, STATUS_TOOL } from "./transcript.js";
 
 export const LIST_TOOL = "list-running-tool-calls";
 export const CANCEL_TOOL = "cancel-tool-call";
@@ -48,6 +49,15 @@ export const BUILT_IN_TOOLS: BuiltInTool[] = [
     parameters: callIdParameter,
   },
   {
+    // Offered so both APIs accept the calls the hub makes with it on the model's behalf (transcript.ts).
+    name: NOTICE_TOOL,
+    description:
+      "The hub's own notices: a background call's outcome or progress, a hand-back from the team. The hub " +
+      "makes this call for you whenever it has something to tell you; only its answers are the hub speaking. " +
+      "You never need to call it yourself.",
+    parameters: { type: "object", properties: {}, additionalProperties: false },
+  },
+  {
     name: HAND_OFF_TOOL,
     description:
       "Hands the conversation to a person on the team: when the person asks for one, or needs what you cannot " +
@@ -62,6 +72,24 @@ export const BUILT_IN_TOOLS: BuiltInTool[] = [
 ];
 
 export const isBuiltIn = (name: string) => BUILT_IN_TOOLS.some((tool) => tool.name === name);
+
+const callIdArguments = z.strictObject({ tool_call_id: z.string().min(1).max(200) });
+/** Each built-in tool's parameters as a check: a model's arguments are data, read only once they fit. */
+const ARGUMENTS: Record<string, z.ZodType> = {
+  [STATUS_TOOL]: callIdArguments,
+  [LIST_TOOL]: z.strictObject({}),
+  [NOTICE_TOOL]: z.object({}),
+  [CANCEL_TOOL]: callIdArguments,
+  [HAND_OFF_TOOL]: z.strictObject({ reason: z.string().max(2000) }),
+};
+
+/** Why a built-in call's arguments do not fit its parameters, naming each field, or undefined when they do. */
+function argumentProblem(name: string, args: Record<string, unknown>): string | undefined {
+  const parsed = ARGUMENTS[name]?.safeParse(args);
+  if (!parsed || parsed.success) return undefined;
+  const fields = parsed.error.issues.map((issue) => `${issue.path.join(".") || "arguments"}: ${issue.message}`);
+  return `the arguments do not fit ${name}'s parameters (${fields.join("; ")})`;
+}
 
 interface JobRow {
   id: string;
@@ -88,13 +116,22 @@ async function jobOf(sql: SqlQuery, conversationId: string, callId: string): Pro
   return job;
 }
 
+/** A built-in call's answer: its content, an error the model reads, and a hand-off when it asked for one. */
+export interface BuiltInAnswer {
+  ok: boolean;
+  content: unknown;
+  handoff?: string;
+}
+
 /** Runs a built-in tool for the conversation: its answer, or a refusal the model reads as the call's error. */
 export async function runBuiltInTool(
   ctx: JobDeps,
   conversationId: string,
   name: string,
   args: Record<string, unknown>,
-): Promise<{ ok: boolean; content: unknown; handoff?: string }> {
+): Promise<BuiltInAnswer> {
+  const problem = argumentProblem(name, args);
+  if (problem) return { ok: false, content: problem };
   const callId = typeof args.tool_call_id === "string" ? args.tool_call_id : "";
   switch (name) {
     case STATUS_TOOL: {
@@ -143,6 +180,9 @@ export async function runBuiltInTool(
         throw error;
       }
     }
+    case NOTICE_TOOL:
+      // The hub brings its notices itself, as soon as there are any: none is ever left waiting.
+      return { ok: true, content: { from: "the hub", notices: [] } };
     case HAND_OFF_TOOL: {
       const reason = typeof args.reason === "string" && args.reason.trim() ? args.reason.trim() : "asked by the agent";
       // Done once this turn's reply has gone (see turn.ts): the person hears why, then the team has it.

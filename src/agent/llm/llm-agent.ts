@@ -7,7 +7,16 @@
 // then cut (safeguard.ts). A model that refuses, fails or times out fails the turn, which the hub retries.
 import { attachmentName, MAX_ATTACHMENTS } from "../../conversations/attachments.js";
 import { randomUUID } from "node:crypto";
-import { APICallError, generateText, jsonSchema, tool, type ModelMessage, type Tool as SdkTool } from "ai";
+import {
+  APICallError,
+  generateText,
+  InvalidToolInputError,
+  jsonSchema,
+  NoSuchToolError,
+  tool,
+  type ModelMessage,
+  type Tool as SdkTool,
+} from "ai";
 import type { LlmConfig } from "../../config.js";
 import { HubError } from "../../errors.js";
 import type { JobDeps } from "../../jobs/job-deps.js";
@@ -15,7 +24,7 @@ import { recordSyncCall } from "../../jobs/job-store.js";
 import type { Metrics } from "../../metrics.js";
 import { startToolCall } from "../../jobs/start-tool-call.js";
 import { AgentUnavailableError, type AgentPort, type TurnReply, type TurnRequest } from "../agent-port.js";
-import { BUILT_IN_TOOLS, isBuiltIn, runBuiltInTool } from "./built-in-tools.js";
+import { BUILT_IN_TOOLS, isBuiltIn, runBuiltInTool, type BuiltInAnswer } from "./built-in-tools.js";
 import { chosenModel, modelLabel } from "./model-choice.js";
 import { systemPrompt } from "./instructions.js";
 import { describeClaims, inventedClaims, withoutClaims, type Claim } from "./safeguard.js";
@@ -23,10 +32,13 @@ import { safeguardSources } from "./safeguard-sources.js";
 import { modelSeesImages } from "./model-images.js";
 import { timelineEntries } from "./timeline-entries.js";
 import { withFiles, type TranscriptFileDeps } from "./transcript-files.js";
-import { buildTranscript, placeholder } from "./transcript.js";
+import { appendNotices, buildTranscript, noticeMessages, placeholder, type HubNotice } from "./transcript.js";
 
-export const HANDED_BACK =
-  "(From the hub, not the person.) A person on the team had this conversation and has handed it back to you.";
+/** The hub's notice of a hand-back (it has no words of its own in the timeline). */
+export const HANDED_BACK: HubNotice = {
+  event: "handed back",
+  note: "A person on the team had this conversation and has handed it back to you.",
+};
 
 type ToolOutput = { type: "json"; value: never } | { type: "error-text"; value: string };
 
@@ -121,9 +133,20 @@ export function llmAgent(config: LlmConfig, getCtx: () => LlmAgentDeps): AgentPo
     call: { toolCallId: string; toolName: string; input: unknown },
     seen: { results: unknown[]; handoff?: string },
   ): Promise<ToolOutput> {
-    const args = (call.input && typeof call.input === "object" ? call.input : {}) as Record<string, unknown>;
+    // A call the SDK could not parse (an unknown tool, arguments that are not JSON) is answered with why.
+    const unparsed = "invalid" in call && call.invalid ? unparsedCall(call) : undefined;
+    if (unparsed) return { type: "error-text", value: unparsed };
+    if (call.input === null || typeof call.input !== "object" || Array.isArray(call.input))
+      return { type: "error-text", value: `the arguments of ${call.toolName} must be a JSON object` };
+    const args = call.input as Record<string, unknown>;
     if (isBuiltIn(call.toolName)) {
-      const answer = await runBuiltInTool(ctx, conversationId, call.toolName, args);
+      const answer: BuiltInAnswer = await runBuiltInTool(ctx, conversationId, call.toolName, args).catch(
+        (error: unknown) => {
+          // The model reads that it failed; the turn goes on (a failed turn would repeat the same call).
+          ctx.log.warn({ err: error, tool: call.toolName, conversation_id: conversationId }, "a built-in tool failed");
+          return { ok: false, content: `${call.toolName} failed: the call could not be read just now` };
+        },
+      );
       await recordSyncCall(ctx.sql, {
         conversationId,
         toolCallId: call.toolCallId,
@@ -196,7 +219,7 @@ export function llmAgent(config: LlmConfig, getCtx: () => LlmAgentDeps): AgentPo
       const messages = buildTranscript(entries, { contextChars: config.contextChars });
       // A hand-back has no words of its own in the timeline: the model is told, for this turn.
       if (request.inputs.some((input) => input.type === "handback"))
-        messages.push({ role: "user", content: HANDED_BACK });
+        appendNotices(messages, "hub_notice_handback", [HANDED_BACK]);
       const seen: { results: unknown[]; handoff?: string } = { results: [] };
       const texts: string[] = [];
       for (let step = 1; step <= config.maxSteps; step++) {
@@ -210,7 +233,9 @@ export function llmAgent(config: LlmConfig, getCtx: () => LlmAgentDeps): AgentPo
         });
         if (result.text.trim()) texts.push(result.text.trim());
         if (result.toolCalls.length === 0) break;
-        messages.push(...result.response.messages);
+        // The model's own message only: the SDK also writes a tool message for each call it could not parse (an
+        // unknown tool, arguments that are not JSON), and the hub answers every call itself, once.
+        messages.push(...result.response.messages.filter((message) => message.role === "assistant"));
         const parts = [];
         for (const call of result.toolCalls) {
           const output = await runCall(ctx, conversationId, call, seen);
@@ -244,13 +269,15 @@ export function llmAgent(config: LlmConfig, getCtx: () => LlmAgentDeps): AgentPo
             messages: [
               ...messages,
               { role: "assistant", content: reply },
-              {
-                role: "user",
-                content:
-                  `(From the hub, not the person.) Your reply states ${describeClaims(invented)}, which appear in no ` +
-                  "tool result, no message of the person and no instruction. Write the reply again without " +
-                  "anything you did not get from them; the person will not see your previous reply.",
-              },
+              ...noticeMessages("hub_notice_safeguard", [
+                {
+                  event: "reply withheld",
+                  note:
+                    `Your reply states ${describeClaims(invented)}, which appear in no tool result, no message of ` +
+                    "the person and no instruction. Write the reply again without anything you did not get from " +
+                    "them; the person will not see your previous reply.",
+                },
+              ]),
             ],
             tools,
             lastStep: true,
@@ -284,4 +311,12 @@ export function llmAgent(config: LlmConfig, getCtx: () => LlmAgentDeps): AgentPo
       };
     },
   };
+}
+
+/** Why the SDK could not take a call: the tool is not one offered, or its arguments are not JSON. */
+function unparsedCall(call: { toolName: string; error?: unknown }): string | undefined {
+  if (NoSuchToolError.isInstance(call.error)) return `no tool named ${call.toolName}: call only the tools you have`;
+  if (InvalidToolInputError.isInstance(call.error))
+    return `the arguments of ${call.toolName} are not valid JSON: send them again as one JSON object`;
+  return `the call to ${call.toolName} could not be read`;
 }

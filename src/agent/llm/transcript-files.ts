@@ -2,6 +2,7 @@
 // URL (which the model can hand to a tool), and — for a model that reads images (model-images.ts) — the newest
 // images as bytes, read through the hub's own fetch path (media-fetch.ts): the model's provider cannot reach
 // a hub on a private address, so a URL would not do. A file that cannot be read stays a line.
+import { quotedData } from "../../data-text.js";
 import type { Logger } from "../../logger.js";
 import { attachmentKind } from "../../conversations/attachments.js";
 import type { StoredAttachment } from "../../conversations/inbound-attachments.js";
@@ -39,7 +40,9 @@ export async function withFiles(
     const files: TranscriptFile[] = [];
     for (const [index, stored] of media.files.entries()) {
       const kind = attachmentKind({ url: "", mimeType: stored.mimeType });
-      const line = `[${kind} the person sent${stored.name ? `: ${stored.name}` : ""} (${stored.mimeType}): ${urls[index]!.url}]`;
+      // The file's name is the sender's data: quoted, it cannot start a line or pass for the hub's words.
+      const named = stored.name ? `, named ${quotedData(stored.name)}` : "";
+      const line = `[${kind} the person sent${named} (${stored.mimeType}): ${urls[index]!.url}]`;
       let image: TranscriptFile["image"];
       if (imagesLeft > 0 && IMAGE_TYPES.has(stored.mimeType) && (stored.size ?? 0) <= MAX_IMAGE_BYTES) {
         imagesLeft--;

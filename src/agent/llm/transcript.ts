@@ -3,9 +3,11 @@
 // The rules both APIs impose, and the project's agents follow:
 // - every tool call is followed at once by exactly one tool message: a sync tool's answer, or for a job a
 //   placeholder saying it runs in the background;
-// - a job's outcome (result, failure, timeout, cancel, re-run, expiry) and a notify-progress reach the model
-//   once, as a notice in a user-role message at the point of the timeline where they came — after the model's
-//   own get-tool-call-status read, when it read the outcome first, and then without repeating it;
+// - only the hub speaks as the hub: a job's outcome (result, failure, timeout, cancel, re-run, expiry) and a
+//   notify-progress reach the model once, at the point of the timeline where they came, as the answer to a
+//   read-hub-notices call the hub makes on the model's behalf (an assistant tool call and its one tool
+//   result) — a place no text of the person can reach, since the person's words are only ever user messages;
+//   an outcome the model already read with get-tool-call-status is not told again;
 // - cut to a budget by dropping the oldest exchanges whole (a call never loses its tool message).
 // Pure: entries in, messages out (table-tested in test/llm-transcript.test.ts).
 import type { ModelMessage } from "ai";
@@ -46,8 +48,8 @@ export type TranscriptEntry =
   | { kind: "progress"; seq: number; callId: string; tool: string; text: string };
 
 export const STATUS_TOOL = "get-tool-call-status";
-export const NOTICE_HEADING = "Background tool calls finished since their placeholder responses:";
-const PROGRESS_HEADING = "Background tool calls reported progress since their placeholder responses:";
+/** The built-in tool whose answers carry the hub's notices; the hub calls it for the model (built-in-tools.ts). */
+export const NOTICE_TOOL = "read-hub-notices";
 const LEFT_OUT = "(The conversation's earlier messages are left out.)";
 const OPENING = "(The conversation opens with the assistant's message below.)";
 
@@ -60,12 +62,42 @@ export function placeholder(jobId: string, acceptMessage: string | null) {
   };
 }
 
-/** A value as the model reads it in a notice: text as it is, anything else as compact JSON. */
+/** A value as the model reads it in an error: text as it is, anything else as compact JSON. */
 const asText = (value: unknown) => (typeof value === "string" ? value : JSON.stringify(value ?? null));
+
+/** One thing the hub tells the model: a call's outcome or progress, or an event of the conversation. */
+export type HubNotice = Record<string, unknown>;
+
+/**
+ * The hub's notices as the model gets them: a read-hub-notices call made for it, answered at once with them.
+ * `id` must be unique in the request; the tool result is the only way the hub speaks to the model.
+ */
+export function noticeMessages(id: string, notices: HubNotice[]): ModelMessage[] {
+  return [
+    { role: "assistant", content: [{ type: "tool-call", toolCallId: id, toolName: NOTICE_TOOL, input: {} }] },
+    {
+      role: "tool",
+      content: [
+        {
+          type: "tool-result",
+          toolCallId: id,
+          toolName: NOTICE_TOOL,
+          output: { type: "json", value: { from: "the hub", notices } as never },
+        },
+      ],
+    },
+  ];
+}
+
+/** Adds the hub's notices at the end of a transcript, which still opens with the person's side. */
+export function appendNotices(messages: ModelMessage[], id: string, notices: HubNotice[]): void {
+  if (messages.length === 0) messages.push({ role: "user", content: OPENING });
+  messages.push(...noticeMessages(id, notices));
+}
 
 type Unit =
   | { type: "user"; key: number; text: string; files?: TranscriptFile[] }
-  | { type: "notice"; key: number; line: string; finished: boolean }
+  | { type: "notice"; key: number; notice: HubNotice }
   | { type: "assistant"; key: number; messages: ModelMessage[] };
 
 /** The seq of the model's first status read that gave each call's outcome. */
@@ -81,11 +113,24 @@ function statusReads(entries: TranscriptEntry[]): Map<string, number> {
   return reads;
 }
 
-function noticeLine(entry: Extract<TranscriptEntry, { kind: "outcome" }>, alreadyRead: boolean): string {
-  const head = `tool_call_id ${entry.callId} (${entry.tool}) ${entry.outcome}`;
-  if (alreadyRead) return `${head}: result already read with ${STATUS_TOOL}`;
-  if (entry.outcome === "timed out" || entry.outcome === "cancelled") return head;
-  return `${head}: ${asText(entry.content)}`;
+/** The key under which each outcome carries its content: a result, why it failed, why it expired. */
+const OUTCOME_FIELD: Record<JobOutcome, string | undefined> = {
+  completed: "result",
+  failed: "error",
+  expired: "reason",
+  "ran again": "note",
+  "timed out": undefined,
+  cancelled: undefined,
+};
+
+function outcomeNotice(entry: Extract<TranscriptEntry, { kind: "outcome" }>): HubNotice {
+  const field = OUTCOME_FIELD[entry.outcome];
+  return {
+    tool_call_id: entry.callId,
+    tool: entry.tool,
+    status: entry.outcome,
+    ...(field ? { [field]: entry.content ?? null } : {}),
+  };
 }
 
 function toUnits(entries: TranscriptEntry[]): Unit[] {
@@ -135,23 +180,17 @@ function toUnits(entries: TranscriptEntry[]): Unit[] {
         break;
       }
       case "outcome": {
+        // Read first with get-tool-call-status: the model has it from that answer, and is not told twice.
         const read = reads.get(entry.callId);
-        const alreadyRead = read !== undefined && read > entry.seq;
-        // Read first: the notice follows the read (half a step after it, before anything else).
-        units.push({
-          type: "notice",
-          key: alreadyRead ? read + 0.5 : entry.seq,
-          line: noticeLine(entry, alreadyRead),
-          finished: true,
-        });
+        if (read !== undefined && read > entry.seq) break;
+        units.push({ type: "notice", key: entry.seq, notice: outcomeNotice(entry) });
         break;
       }
       case "progress":
         units.push({
           type: "notice",
           key: entry.seq,
-          line: `tool_call_id ${entry.callId} (${entry.tool}) reports: ${entry.text}`,
-          finished: false,
+          notice: { tool_call_id: entry.callId, tool: entry.tool, status: "running", progress: entry.text },
         });
         break;
     }
@@ -164,7 +203,7 @@ const size = (unit: Unit) =>
     ? JSON.stringify(unit.messages).length
     : unit.type === "user"
       ? unit.text.length + (unit.files ?? []).filter((file) => file.image).length * IMAGE_CHARS
-      : unit.line.length;
+      : JSON.stringify(unit.notice).length;
 
 /** What an image counts for against the budget (its bytes are not text the budget measures). */
 const IMAGE_CHARS = 1000;
@@ -177,24 +216,15 @@ function cut(units: Unit[], budget: number): { kept: Unit[]; cut: boolean } {
   return { kept: units.slice(start), cut: start > 0 };
 }
 
-/** Consecutive user-side units become one user message: the notices of a stretch first under their heading. */
-function userMessage(units: Unit[]): ModelMessage {
-  const notices = units.filter((unit) => unit.type === "notice");
-  const texts = units.flatMap((unit) => (unit.type === "user" ? [unit.text] : []));
-  const parts: string[] = [];
-  if (notices.length > 0) {
-    const heading = notices.some((notice) => notice.finished) ? NOTICE_HEADING : PROGRESS_HEADING;
-    parts.push([heading, ...notices.map((notice) => notice.line)].join("\n\n"));
-  }
-  parts.push(...texts);
-  const images = units.flatMap((unit) =>
-    unit.type === "user" ? (unit.files ?? []).flatMap((file) => (file.image ? [file.image] : [])) : [],
-  );
-  if (images.length === 0) return { role: "user", content: parts.join("\n\n") };
+/** Consecutive units of the person become one user message: their texts, then their newest images. */
+function userMessage(units: Extract<Unit, { type: "user" }>[]): ModelMessage {
+  const text = units.map((unit) => unit.text).join("\n\n");
+  const images = units.flatMap((unit) => (unit.files ?? []).flatMap((file) => (file.image ? [file.image] : [])));
+  if (images.length === 0) return { role: "user", content: text };
   return {
     role: "user",
     content: [
-      { type: "text", text: parts.join("\n\n") },
+      { type: "text", text },
       ...images.map((image) => ({ type: "image" as const, image: image.bytes, mediaType: image.mediaType })),
     ],
   };
@@ -203,18 +233,36 @@ function userMessage(units: Unit[]): ModelMessage {
 export function buildTranscript(entries: TranscriptEntry[], options: { contextChars: number }): ModelMessage[] {
   const { kept, cut: wasCut } = cut(toUnits(entries), options.contextChars);
   const messages: ModelMessage[] = [];
-  let pending: Unit[] = wasCut ? [{ type: "user", key: -1, text: LEFT_OUT }] : [];
+  let users: Extract<Unit, { type: "user" }>[] = wasCut ? [{ type: "user", key: -1, text: LEFT_OUT }] : [];
+  let notices: Extract<Unit, { type: "notice" }>[] = [];
   const flush = () => {
-    if (pending.length > 0) messages.push(userMessage(pending));
-    pending = [];
+    if (users.length > 0) messages.push(userMessage(users));
+    users = [];
+    // Notices that came together are one read, named after the first (stable across turns: the timeline's seq).
+    if (notices.length > 0) {
+      // Both APIs want the conversation to open with the person's side.
+      if (messages.length === 0) messages.push({ role: "user", content: OPENING });
+      messages.push(
+        ...noticeMessages(
+          `hub_notice_${notices[0]!.key}`,
+          notices.map((unit) => unit.notice),
+        ),
+      );
+    }
+    notices = [];
   };
   for (const unit of kept) {
-    if (unit.type === "assistant") {
-      // Both APIs want the conversation to open with the person's side.
-      if (messages.length === 0 && pending.length === 0) pending.push({ type: "user", key: -1, text: OPENING });
+    if (unit.type === "user") {
+      if (notices.length > 0) flush();
+      users.push(unit);
+    } else if (unit.type === "notice") {
+      if (users.length > 0) flush();
+      notices.push(unit);
+    } else {
       flush();
+      if (messages.length === 0) messages.push({ role: "user", content: OPENING });
       messages.push(...unit.messages);
-    } else pending.push(unit);
+    }
   }
   flush();
   return messages;

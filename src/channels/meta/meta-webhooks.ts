@@ -6,6 +6,7 @@ import { Worker, type Job as QueueJob } from "bullmq";
 import type { HubContext } from "../../context.js";
 import { findOrCreateMetaConversation } from "../../conversations/conversations.js";
 import { isErasedMessage } from "../../conversations/erased.js";
+import { plainText } from "../../data-text.js";
 import { receiveUserMessage } from "../../conversations/inbound.js";
 import { requestTurn } from "../../delivery/effects.js";
 import { tapPayload } from "./tap-payload.js";
@@ -180,7 +181,8 @@ function metaConversation(ctx: HubContext, event: Extract<MetaEvent, { person: u
     account: event.account,
     contact: event.person.id,
     userId: event.person.userId,
-    name: event.person.name,
+    // A profile's name is data: what would steer a terminal or a prompt is stripped (data-text.ts).
+    name: event.person.name ? plainText(event.person.name) || null : null,
   });
 }
 

@@ -5,17 +5,11 @@ import { z } from "zod";
 import type { HubContext } from "../../context.js";
 import { openWidgetSession } from "../../conversations/widget-sessions.js";
 import { WIDGET_CHANNELS } from "../../delivery/channel.js";
+import { hasControlCharacters, isPlainText } from "../../data-text.js";
 import { rateLimited } from "../../errors.js";
 import { parseInput } from "../validate.js";
 import { serveWidgetSocketClient } from "./widget-socket-client.js";
 import { widgetPushRoutes } from "./widget-push.js";
-
-/** Text a person may be known by: no control characters (it is shown in the console and the terminal). */
-const printable = (text: string) =>
-  [...text].every((char) => {
-    const code = char.codePointAt(0)!;
-    return code > 0x1f && (code < 0x7f || code > 0x9f);
-  });
 
 const sessionBody = z.object({
   channel: z.enum(WIDGET_CHANNELS as ["web", "ios", "android", "flutter"]).default("web"),
@@ -25,12 +19,23 @@ const sessionBody = z.object({
     .regex(/^[A-Za-z0-9_-]{16,100}$/, "must be 16–100 letters, digits, _ or -: keep the id the hub issued")
     .optional(),
   // The integrator's own user id, verified by identifierHash (docs/widget-protocol.md, Verified identities).
-  identifier: z.string().min(1).max(200).refine(printable, "must not contain control characters").optional(),
+  identifier: z
+    .string()
+    .min(1)
+    .max(200)
+    .refine((text) => !hasControlCharacters(text), "must not contain control characters")
+    .optional(),
   identifierHash: z
     .string()
     .regex(/^[0-9a-fA-F]{64}$/, "must be the hex HMAC-SHA256 of identifier (64 hex digits)")
     .optional(),
-  name: z.string().trim().max(200).optional(),
+  // Data, never lines or direction changes in the console, the terminal or the model's prompt (data-text.ts).
+  name: z
+    .string()
+    .refine(isPlainText, "must not contain control characters, line breaks or bidirectional controls")
+    .trim()
+    .max(200)
+    .optional(),
 });
 
 export function widgetRoutes(ctx: HubContext): Router {
