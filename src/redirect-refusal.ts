@@ -4,8 +4,17 @@
 
 /** Why a redirect answer is refused, or undefined when the answer is not one. */
 export function refusedRedirect(who: string, requestUrl: string, response: Response): string | undefined {
-  if (response.status < 300 || response.status > 399) return undefined;
-  const location = response.headers.get("location");
+  return redirectRefusal(who, requestUrl, response.status, response.headers.get("location"));
+}
+
+/** The same, from the status and Location of any HTTP client's answer. */
+export function redirectRefusal(
+  who: string,
+  requestUrl: string,
+  status: number,
+  location: string | null | undefined,
+): string | undefined {
+  if (status < 300 || status > 399) return undefined;
   let target = "without a Location";
   if (location) {
     try {
@@ -14,5 +23,5 @@ export function refusedRedirect(who: string, requestUrl: string, response: Respo
       target = "to an invalid Location";
     }
   }
-  return `${who} answered ${response.status} (redirect ${target}), which is not followed`;
+  return `${who} answered ${status} (redirect ${target}), which is not followed`;
 }

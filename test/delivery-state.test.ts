@@ -207,6 +207,7 @@ describe("delivery state transitions", () => {
       externalId: `wamid.${randomUUID()}`,
       sentAt,
     });
+    if ("refused" in first) throw new Error("a message without a payload was refused");
     expect(first.created).toBe(true);
     expect(await inputState(waiting.id)).toBe("pending");
     expect((await message(direct.id)).status).toBe("pending");

@@ -20,16 +20,37 @@ const HOUR = 3_600_000;
 
 type UserInput = Extract<TurnRequest["inputs"][number], { type: "user_message" }>;
 
-/** A stand-in for Meta's CDN: serves each file at its path, with its type. */
-async function startCdn(files: Record<string, { bytes: Buffer; type: string }>) {
+/**
+ * A stand-in for Meta's CDN: serves each file at its path, with its type, or redirects (`redirects`: path →
+ * Location). It listens on 127.0.0.2, the address MEDIA_HOSTS names; anything on 127.0.0.1 is off the list.
+ */
+async function startCdn(
+  files: Record<string, { bytes: Buffer; type: string }>,
+  redirects: Record<string, string> = {},
+) {
   const server: Server = createServer((req, res) => {
-    const file = files[new URL(req.url ?? "/", "http://cdn").pathname];
+    const path = new URL(req.url ?? "/", "http://cdn").pathname;
+    if (redirects[path]) return void res.writeHead(302, { Location: redirects[path] }).end();
+    const file = files[path];
     if (!file) return void res.writeHead(404).end();
     res.writeHead(200, { "Content-Type": file.type, "Content-Length": file.bytes.length }).end(file.bytes);
   });
+  server.listen(0, "127.0.0.2");
+  await once(server, "listening");
+  return { url: `http://127.0.0.2:${(server.address() as AddressInfo).port}`, close: () => server.close() };
+}
+
+/** A server inside the hub's network (loopback, off MEDIA_HOSTS): what a person's link must never reach. */
+async function startInternal() {
+  const received: string[] = [];
+  const server: Server = createServer((req, res) => {
+    received.push(req.url ?? "");
+    res.writeHead(200, { "Content-Type": "image/png" }).end("internal secret");
+  });
   server.listen(0, "127.0.0.1");
   await once(server, "listening");
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => server.close() };
+  const { port } = server.address() as AddressInfo;
+  return { port, received, close: () => server.close() };
 }
 
 describe("files a person sends reach the agent as the hub's URLs", () => {
@@ -37,6 +58,7 @@ describe("files a person sends reach the agent as the hub's URLs", () => {
   let hub: TestHub;
   let agent: AgentRuntime;
   let cdn: Awaited<ReturnType<typeof startCdn>>;
+  let internal: Awaited<ReturnType<typeof startInternal>>;
   let clockOffset = 0;
   const photo = randomBytes(48_000);
   const pdf = Buffer.concat([Buffer.from("%PDF-1.4\n"), randomBytes(5000)]);
@@ -45,11 +67,19 @@ describe("files a person sends reach the agent as the hub's URLs", () => {
   beforeAll(async () => {
     agent = await new AgentRuntime().start();
     graph = await new FakeGraph({ appSecret: APP_SECRET }).start();
-    cdn = await startCdn({
-      "/v/t1/photo.jpg": { bytes: photo, type: "image/jpeg" },
-      "/v/t2/informe.pdf": { bytes: pdf, type: "application/pdf" },
-      "/v/t3/big.mp4": { bytes: big, type: "video/mp4" },
-    });
+    internal = await startInternal();
+    cdn = await startCdn(
+      {
+        "/v/t1/photo.jpg": { bytes: photo, type: "image/jpeg" },
+        "/v/t2/informe.pdf": { bytes: pdf, type: "application/pdf" },
+        "/v/t3/big.mp4": { bytes: big, type: "video/mp4" },
+      },
+      {
+        "/v/t4/moved.jpg": "/v/t1/photo.jpg",
+        "/v/t5/inside.png": `http://127.0.0.1:${internal.port}/admin/secret.png`,
+        "/v/t6/named.png": `http://localhost:${internal.port}/admin/secret.png`,
+      },
+    );
     hub = await TestHub.start({
       now: () => new Date(Date.now() + clockOffset),
       env: {
@@ -58,6 +88,8 @@ describe("files a person sends reach the agent as the hub's URLs", () => {
         AGENT_SECRET,
         MEDIA_URL_TTL: "1h",
         MEDIA_MAX_BYTES: "200000",
+        // The CDN stand-in's address, named explicitly; `localhost` is a name that resolves to loopback.
+        MEDIA_HOSTS: "127.0.0.2,localhost",
       },
     });
     graph.hubWebhookUrl = `${hub.url}/webhooks/meta`;
@@ -67,6 +99,7 @@ describe("files a person sends reach the agent as the hub's URLs", () => {
     await graph?.stop();
     await agent?.stop();
     cdn?.close();
+    internal?.close();
   });
 
   const userInputOf = async (contact: string): Promise<UserInput> => {
@@ -250,6 +283,60 @@ describe("files a person sends reach the agent as the hub's URLs", () => {
     });
     const res = await fetch((await userInputOf(person)).attachments![0]!.url);
     expect(res.status).toBe(413);
+  });
+
+  /** A signed Messenger delivery of a file at `url`; the hub's `/media` answer for it. */
+  async function messengerFile(url: string): Promise<Response> {
+    const person = `page-${randomUUID()}`;
+    expect(
+      await graph.postWebhook({
+        object: "page",
+        entry: [
+          {
+            id: graph.pageId,
+            time: Date.now(),
+            messaging: [
+              {
+                sender: { id: person },
+                recipient: { id: graph.pageId },
+                timestamp: Date.now(),
+                message: { mid: `m_${randomUUID()}`, attachments: [{ type: "image", payload: { url } }] },
+              },
+            ],
+          },
+        ],
+      }),
+    ).toBe(200);
+    return fetch((await userInputOf(person)).attachments![0]!.url);
+  }
+
+  it("a CDN link redirecting to another path of a host on MEDIA_HOSTS is followed", async () => {
+    const res = await messengerFile(`${cdn.url}/v/t4/moved.jpg`);
+    expect(res.status).toBe(200);
+    expect(Buffer.from(await res.arrayBuffer()).equals(photo)).toBe(true);
+  });
+
+  it("a Messenger image whose link redirects to a loopback server is not fetched there: 502, and nothing reaches it", async () => {
+    const res = await messengerFile(`${cdn.url}/v/t5/inside.png`);
+    expect(res.status).toBe(502);
+    const answer = await res.json();
+    expect(answer.error).toMatchObject({ code: "media_unavailable" });
+    expect(answer.error.message).toContain("127.0.0.1 is not one of MEDIA_HOSTS");
+    expect(internal.received).toEqual([]);
+  });
+
+  it("a link off MEDIA_HOSTS, or a listed name resolving to a private address (directly or by redirect), is never fetched", async () => {
+    for (const url of [
+      `http://127.0.0.1:${internal.port}/admin/secret.png`,
+      `http://localhost:${internal.port}/admin/secret.png`,
+      `${cdn.url}/v/t6/named.png`,
+      `http://[::1]:${internal.port}/admin/secret.png`,
+    ]) {
+      const res = await messengerFile(url);
+      expect(res.status, url).toBe(502);
+      expect((await res.json()).error.message, url).toMatch(/not one of MEDIA_HOSTS|resolves to a private address/);
+    }
+    expect(internal.received).toEqual([]);
   });
 
   // Last: it moves the hub's clock.

@@ -6,6 +6,8 @@ import { once } from "node:events";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { graphClient } from "../src/channels/meta/graph-client.js";
+import { RESULT_MAX_BYTES } from "../src/jobs/backend-call.js";
 import { eventually } from "./support/services.js";
 import { TestHub } from "./support/test-hub.js";
 import { TOOL_KEY } from "./support/tool-backend.js";
@@ -18,15 +20,19 @@ interface Received {
   headers: IncomingMessage["headers"];
 }
 
-async function listen(handler: (req: IncomingMessage, received: Received) => [number, Record<string, string>]) {
+async function listen(
+  handler: (req: IncomingMessage, received: Received) => [number, Record<string, string>, string?],
+) {
   const received: Received[] = [];
   const server: Server = createServer((req, res) => {
     req.resume();
     req.on("end", () => {
       const entry = { method: req.method ?? "", path: req.url ?? "", headers: req.headers };
       received.push(entry);
-      const [status, headers] = handler(req, entry);
-      res.writeHead(status, { "Content-Type": "application/json", ...headers }).end(JSON.stringify({ ok: true }));
+      const [status, headers, body] = handler(req, entry);
+      res
+        .writeHead(status, { "Content-Type": "application/json", ...headers })
+        .end(body ?? JSON.stringify({ ok: true }));
     });
   });
   server.listen(0, "127.0.0.1");
@@ -40,12 +46,15 @@ describe("no redirects on calls that carry secrets", () => {
   let redirecting: Awaited<ReturnType<typeof listen>>;
   /** Whether the backend accepts job starts (202) or redirects them too; cancels and turns always redirect. */
   let acceptStarts = false;
+  /** A body the backend answers job starts with, 200, instead (no Content-Length: it is counted as read). */
+  let hugeAnswer: string | undefined;
   let hub: TestHub;
   const clients: WidgetClient[] = [];
 
   beforeAll(async () => {
     elsewhere = await listen(() => [200, {}]);
     redirecting = await listen((req) => {
+      if (req.method === "POST" && req.url === "/vatio/match" && hugeAnswer) return [200, {}, hugeAnswer];
       if (req.method === "POST" && req.url === "/vatio/match" && acceptStarts) return [202, {}];
       return [307, { Location: `${elsewhere.url}/collect${req.url}` }];
     });
@@ -122,5 +131,63 @@ describe("no redirects on calls that carry secrets", () => {
 
     // Nothing was re-sent: not the start's key and callback URL, not the cancel, not the signed turn.
     expect(elsewhere.received).toEqual([]);
+  });
+
+  it("the Graph API client follows no redirect: the send fails naming it, and the token goes nowhere else", async () => {
+    const before = elsewhere.received.length;
+    const answer = await graphClient(redirecting.url, "v23.0", "graph-token-for-tests").post("1234/messages", {
+      messaging_product: "whatsapp",
+      to: "56911112222",
+      text: { body: "hello" },
+    });
+    expect(answer).toMatchObject({
+      ok: false,
+      error: { httpStatus: 307, title: redirectReason("the Graph API") },
+    });
+    expect(elsewhere.received.slice(before)).toEqual([]);
+  });
+
+  it("a backend answer over 1 MiB is a failure naming the limit; a result over 1 MiB posted to the callback is a 413 JSON error", async () => {
+    const conversationId = await hub.conversation();
+    // Over the limit by a little, as one JSON value the tool would otherwise map as its result.
+    hugeAnswer = JSON.stringify({ message: "here", data: "x".repeat(RESULT_MAX_BYTES) });
+    try {
+      const refused = await hub.api("POST", `/v1/conversations/${conversationId}/tool-calls`, {
+        tool: "match_therapists",
+        arguments: { reason: "answer too much", area: "Ñuñoa" },
+      });
+      expect(refused.status).toBe(502);
+      expect(refused.body.error).toMatchObject({
+        code: "backend_failed",
+        message: `the backend's answer is larger than 1 MiB (${RESULT_MAX_BYTES} bytes), which is not read`,
+      });
+    } finally {
+      hugeAnswer = undefined;
+    }
+
+    acceptStarts = true;
+    const started = await hub.api("POST", `/v1/conversations/${conversationId}/tool-calls`, {
+      tool: "match_therapists",
+      arguments: { reason: "post too much", area: "Ñuñoa" },
+    });
+    expect(started.status).toBe(202);
+    const start = redirecting.received.filter((req) => req.method === "POST" && req.path === "/vatio/match").at(-1)!;
+    const callbackUrl = String(start.headers["x-vatio-callback-url"]);
+    const tooMuch = await fetch(callbackUrl, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ result: "ok", message: "x".repeat(RESULT_MAX_BYTES) }),
+    });
+    expect(tooMuch.status).toBe(413);
+    expect(await tooMuch.json()).toEqual({
+      error: { code: "payload_too_large", message: "the body is larger than 1024 KiB" },
+    });
+    // The job still runs: a result within the limit is taken.
+    const fine = await fetch(callbackUrl, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ result: "ok", message: "fits" }),
+    });
+    expect(fine.status).toBe(200);
   });
 });

@@ -218,6 +218,62 @@ describe("files and choices out, on the widget", () => {
     ]);
   });
 
+  it("a payload is taken only from a button offered in the conversation, once unless reusable; else refused naming payload", async () => {
+    const { conversationId, client } = await widget();
+    const send = (clientId: string, text: string, payload: string) =>
+      client.socket.emitWithAck("send", { text, clientId, payload }) as Promise<
+        { id: string } | { error: { code: string; message: string } }
+      >;
+    const refusedPayload = { error: { code: "invalid_request", message: expect.stringMatching(/^invalid payload/) } };
+
+    // Nothing was ever offered here: a forged approval is refused, nothing recorded, no turn.
+    expect(await send("forged-1", "Yes", "approve:refund:order-999:amount=5000")).toEqual(refusedPayload);
+    expect(await hub.db.message.count({ where: { conversationId, role: "user" } })).toBe(0);
+
+    const offered = await hub.api("POST", `/v1/conversations/${conversationId}/messages`, {
+      text: "Refund order 12 (USD 40)?",
+      buttons: [
+        { title: "Approve", payload: "approve:refund:order-12" },
+        { title: "Reject", payload: "reject:refund:order-12" },
+        { title: "Talk to someone", payload: "menu:human", reusable: true },
+      ],
+    });
+    expect(offered.status).toBe(201);
+    const shown = await eventually(
+      () => client.agentMessages().find((m) => m.text.startsWith("Refund order 12")),
+      "the offer",
+    );
+    expect(shown.buttons?.[2]).toEqual({ title: "Talk to someone", payload: "menu:human", reusable: true });
+
+    // A payload beside the offered ones is still refused.
+    expect(await send("forged-2", "Approve", "approve:refund:order-999:amount=5000")).toEqual(refusedPayload);
+    // The offered one: taken, and its retry (same clientId) answered with the same message.
+    const approved = await send("tap-approve", "Approve", "approve:refund:order-12");
+    expect(approved).toHaveProperty("id");
+    expect(await send("tap-approve", "Approve", "approve:refund:order-12")).toEqual(approved);
+    // Answered: the same choice again, or the other one, is refused; the reusable one is taken each time.
+    expect(await send("tap-approve-again", "Approve", "approve:refund:order-12")).toEqual(refusedPayload);
+    expect(await send("tap-reject", "Reject", "reject:refund:order-12")).toEqual(refusedPayload);
+    expect(await send("tap-menu-1", "Talk to someone", "menu:human")).toHaveProperty("id");
+    expect(await send("tap-menu-2", "Talk to someone", "menu:human")).toHaveProperty("id");
+
+    await hub.settled();
+    const taps = agent
+      .turnsOf(conversationId)
+      .flatMap((turn) => turn.inputs)
+      .flatMap((input) => (input.type === "user_message" ? [[input.text, input.payload]] : []));
+    expect(taps).toEqual([
+      ["Approve", "approve:refund:order-12"],
+      ["Talk to someone", "menu:human"],
+      ["Talk to someone", "menu:human"],
+    ]);
+    const recorded = await hub.db.message.findMany({
+      where: { conversationId, role: "user" },
+      orderBy: { seq: "asc" },
+    });
+    expect(recorded.map((m) => m.clientId)).toEqual(["tap-approve", "tap-menu-1", "tap-menu-2"]);
+  });
+
   it("the built-in composer attaches a result's files to the reply that gives it", async () => {
     const composer = builtInComposer();
     const reply = await composer.runTurn({

@@ -112,6 +112,35 @@ describe("files and choices out on Instagram and Messenger", () => {
     expect(input).toMatchObject({ payload: "day:2" });
   });
 
+  it("Instagram: a quick reply is taken once; a signed delivery with a payload nothing open offered reaches the turn as the person's words only", async () => {
+    const { who, conversationId } = await say("instagram", {
+      text: "Refund order 12?",
+      buttons: [
+        { title: "Approve", payload: "approve:refund:order-12" },
+        { title: "Reject", payload: "reject:refund:order-12" },
+      ],
+    });
+    await graph.instagramQuickReply(who, "Approve");
+    await graph.instagramQuickReply(who, "Approve");
+    await graph.instagramQuickReply(who, "Reject");
+    await graph.instagramWebhook([
+      { messaging: [{ from: who, text: "Yes", quickReplyPayload: "approve:refund:order-999:amount=5000" }] },
+    ]);
+    await settle();
+    const taps = agent
+      .turnsOf(conversationId)
+      .flatMap((turn) => turn.inputs)
+      .flatMap((input) => (input.type === "user_message" && input.text !== "hi" ? [[input.text, input.payload]] : []));
+    // Every message is the person's and is recorded (its text says what Meta delivered, as the person's words);
+    // only the first tap of the offer carries its payload.
+    expect(taps).toEqual([
+      ["Approve (payload: approve:refund:order-12)", "approve:refund:order-12"],
+      ["Approve (payload: approve:refund:order-12)", undefined],
+      ["Reject (payload: reject:refund:order-12)", undefined],
+      ["Yes (payload: approve:refund:order-999:amount=5000)", undefined],
+    ]);
+  });
+
   it("a quick-reply title over 20 characters makes the choices numbered lines, recorded", async () => {
     const { sent, row } = await say("messenger", {
       text: "Pick",

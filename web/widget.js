@@ -280,18 +280,21 @@
     ]);
   }
 
-  // A choice answers with its title as the person's words and its payload for the agent; once, by one tap.
+  // A choice answers with its title as the person's words and its payload for the agent; once, by one tap
+  // (the hub refuses a second), except a reusable one, which stays as it is.
   function buttonsElement(buttons) {
     const row = el("div", { class: "cdh-buttons" });
     for (const button of buttons) {
       const label = String(button.title || "");
       if (!label) continue;
       const node = el("button", { type: "button", class: "cdh-choice", text: label });
+      if (!button.reusable) node.dataset.once = "true";
       node.addEventListener("click", () => {
-        for (const other of row.querySelectorAll("button")) other.disabled = true;
-        node.classList.add("cdh-chosen");
+        const spent = button.reusable ? [] : row.querySelectorAll("button[data-once]");
+        for (const other of spent) other.disabled = true;
+        if (!button.reusable) node.classList.add("cdh-chosen");
         send(label, { payload: button.payload || label }).catch(() => {
-          for (const other of row.querySelectorAll("button")) other.disabled = false;
+          for (const other of spent) other.disabled = false;
         });
       });
       row.appendChild(node);

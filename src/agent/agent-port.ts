@@ -41,7 +41,9 @@ export const turnInputSchema = z.discriminatedUnion("type", [
     payload: z
       .string()
       .optional()
-      .describe("the person tapped a button the hub offered: its `payload` (else its title)"),
+      .describe(
+        "the person tapped a button offered in this conversation and still open (one tap per message's choices unless `reusable`): its `payload` (else its title), as offered; absent for a tap of anything else",
+      ),
   }),
   z.object({
     type: z.literal("tool_result"),

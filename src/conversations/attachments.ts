@@ -29,10 +29,14 @@ export interface InboundAttachment {
   size?: number;
 }
 
-/** A choice offered with a message; tapping it answers with `payload` (else the title). */
+/**
+ * A choice offered with a message; tapping it answers with `payload` (else the title). A message's choices
+ * are answered once: the first tap spends them all, except those marked `reusable` (state/button-offers.ts).
+ */
 export interface Button {
   title: string;
   payload?: string;
+  reusable?: boolean;
 }
 
 /**
@@ -75,6 +79,10 @@ export function attachmentsSchema(production: boolean) {
 export const buttonSchema = z.object({
   title: z.string().trim().min(1).max(MAX_BUTTON_TITLE),
   payload: z.string().min(1).max(MAX_BUTTON_PAYLOAD).optional(),
+  reusable: z
+    .boolean()
+    .optional()
+    .describe("true: may be tapped again and again; else the message's first tap answers its choices once"),
 });
 export const buttonsSchema = z.array(buttonSchema).max(MAX_BUTTONS);
 

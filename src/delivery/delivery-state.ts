@@ -60,9 +60,20 @@ export interface InboundMessage {
   data?: unknown;
   /** The files the person sent (inbound-attachments.ts): on the message row and in its turn input. */
   attachments?: StoredAttachment[] | undefined;
-  /** The person tapped a button the hub offered: its payload, given to the agent with the message. */
+  /**
+   * The payload of the button the person says they tapped. The agent is given it only if a button answering
+   * with it was offered in the conversation and is still open (state/button-offers.ts).
+   */
   payload?: string | undefined;
+  /**
+   * A payload nothing open offered: `refuse` (a client's word: nothing is recorded), else the message is
+   * recorded without it (a channel's delivery: the person did write).
+   */
+  unoffered?: "refuse" | "drop" | undefined;
 }
+
+/** The person's message as recorded (`created: false`: it was already), or refused for its payload. */
+export type InboundOutcome = { message: MessageRow; created: boolean } | { refused: "payload" };
 
 /** Who takes a conversation over from the agent. */
 export interface HumanAgentRef {
@@ -194,7 +205,7 @@ export interface DeliveryState {
    * pending, a turn's waiting reply superseded — it is composed again — a direct message sent as it is),
    * and the message itself an input. `created` is false for a message already recorded.
    */
-  commitInbound(inbound: InboundMessage): Promise<{ message: MessageRow; created: boolean }>;
+  commitInbound(inbound: InboundMessage): Promise<InboundOutcome>;
   /**
    * The person deleted (unsent) a message, or the business deleted its own from Meta's apps: marked
    * deleted (the agent's history leaves it out), and an input not answered yet is withdrawn. `known` is

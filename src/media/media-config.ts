@@ -20,6 +20,9 @@ const span = (fallback: string) =>
 const bytes = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
 const typePattern = /^([\w.+-]+)\/([\w.+-]+|\*)$/;
+const hostPattern = /^([a-z0-9-]+(\.[a-z0-9-]+)*|[0-9a-f:.]+)$/;
+/** Meta's CDNs for Instagram, Messenger and WhatsApp files (lookaside.fbsbx.com among them). */
+export const DEFAULT_MEDIA_HOSTS = "fbcdn.net,fbsbx.com,whatsapp.net,cdninstagram.com,facebook.com";
 
 /** The media variables. */
 export const mediaEnvShape = {
@@ -37,6 +40,26 @@ export const mediaEnvShape = {
     )
     .pipe(z.array(z.string().regex(typePattern, "expected MIME types such as image/*,application/pdf")).min(1)),
   WIDGET_UPLOAD_MAX_BYTES: bytes(10 * MIB),
+  // Hosts a person's Meta files are read from, comma-separated, each with its subdomains (the Graph API's
+  // host always counts). An address listed here may be private: only then is one fetched.
+  MEDIA_HOSTS: z
+    .string()
+    .default(DEFAULT_MEDIA_HOSTS)
+    .transform((text) =>
+      text
+        .split(",")
+        .map((host) =>
+          host
+            .trim()
+            .toLowerCase()
+            .replace(/^\*?\./, "")
+            .replace(/^\[(.*)\]$/, "$1"),
+        )
+        .filter(Boolean),
+    )
+    .pipe(
+      z.array(z.string().regex(hostPattern, "expected host names or addresses such as fbcdn.net,fbsbx.com")).min(1),
+    ),
   // Whether the LLM agent's model is given the person's images: auto decides by the model's name.
   AGENT_MODEL_IMAGES: z.enum(["auto", "true", "false"]).default("auto"),
 };
@@ -49,6 +72,8 @@ export interface MediaConfig {
   /** The largest file `/media` serves (and the LLM agent reads). */
   maxBytes: number;
   widgetUploads: { types: string[]; maxBytes: number };
+  /** MEDIA_HOSTS: the hosts (and their subdomains) a person's Meta files are read from. */
+  hosts: string[];
   modelImages: "auto" | "true" | "false";
 }
 
@@ -57,6 +82,7 @@ export function mediaConfig(env: MediaEnv): MediaConfig {
     urlTtlMs: env.MEDIA_URL_TTL,
     maxBytes: env.MEDIA_MAX_BYTES,
     widgetUploads: { types: env.WIDGET_UPLOAD_TYPES, maxBytes: env.WIDGET_UPLOAD_MAX_BYTES },
+    hosts: env.MEDIA_HOSTS,
     modelImages: env.AGENT_MODEL_IMAGES,
   };
 }

@@ -10,9 +10,12 @@ import type { Config } from "../config.js";
 import type { Sql } from "../db/sql.js";
 import { storedAttachments, type MediaSource, type StoredAttachment } from "../conversations/inbound-attachments.js";
 import { refusedRedirect } from "../redirect-refusal.js";
+import { MediaHostRefused, mediaGet, type MediaHosts } from "./media-hosts.js";
 import type { MediaClaim } from "./media-token.js";
 
 const HEADERS_TIMEOUT_MS = 15_000;
+/** Redirects of a CDN link followed, each to a host on the list; a WhatsApp download (with a token) gets none. */
+const MAX_CDN_REDIRECTS = 3;
 
 export interface OpenedMedia {
   ok: true;
@@ -83,9 +86,10 @@ export async function openSource(
       body: Readable.from([bytes]),
     };
   }
+  const hosts = mediaHosts(ctx.config);
   if (source.kind === "link") {
-    // A CDN link carries no credential: a redirect to another CDN host is followed.
-    const answer = await get(source.url, {}, "follow", signal);
+    // A CDN link carries no credential: a redirect to another host on the list is followed.
+    const answer = await get(hosts, source.url, {}, "follow", signal);
     if ("refusal" in answer) return answer.refusal;
     return opened(answer.response, attachment, max, "the channel's CDN");
   }
@@ -95,6 +99,7 @@ export async function openSource(
   const auth = { Authorization: `Bearer ${account.accessToken}` };
   const { graphApiUrl, graphApiVersion } = ctx.config.meta;
   const lookup = await get(
+    hosts,
     `${graphApiUrl}/${graphApiVersion}/${encodeURIComponent(source.mediaId)}?phone_number_id=${encodeURIComponent(account.id)}`,
     auth,
     "manual",
@@ -114,32 +119,49 @@ export async function openSource(
     return unavailable("WhatsApp answered without a download link");
   if (Number(media.file_size) > max) return tooLarge(max);
   // The download needs the token too; a redirect would carry it elsewhere, so none is followed.
-  const download = await get(media.url, auth, "manual", signal);
+  const download = await get(hosts, media.url, auth, "manual", signal);
   if ("refusal" in download) return download.refusal;
   const mimeType = typeof media.mime_type === "string" && media.mime_type ? media.mime_type : attachment.mimeType;
   return opened(download.response, { ...attachment, mimeType }, max, "WhatsApp");
 }
 
+/** Meta's hosts the files are read from: MEDIA_HOSTS, and the Graph API's origin. */
+export function mediaHosts(config: MediaCtx["config"]): MediaHosts {
+  return { hosts: config.media.hosts, origins: [new URL(config.meta.graphApiUrl).origin] };
+}
+
 async function get(
+  hosts: MediaHosts,
   url: string,
   headers: Record<string, string>,
   redirect: "follow" | "manual",
   signal: AbortSignal | undefined,
 ): Promise<{ response: Response } | { refusal: MediaRefusal }> {
   const timeout = AbortSignal.timeout(HEADERS_TIMEOUT_MS);
+  const both = signal ? AbortSignal.any([signal, timeout]) : timeout;
+  let target = url;
   try {
-    const response = await fetch(url, {
-      headers,
-      redirect,
-      signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
-    });
-    const redirected = refusedRedirect("the file's host", url, response);
-    if (redirected) {
-      await response.body?.cancel();
-      return { refusal: unavailable(redirected) };
+    for (let hop = 0; ; hop += 1) {
+      const response = await mediaGet(hosts, target, headers, both);
+      const location = response.headers.get("location");
+      const isRedirect = response.status >= 300 && response.status <= 399;
+      if (isRedirect && redirect === "follow" && location && hop < MAX_CDN_REDIRECTS) {
+        await response.body?.cancel();
+        target = new URL(location, target).href;
+        continue;
+      }
+      const redirected = refusedRedirect("the file's host", target, response);
+      if (redirected) {
+        await response.body?.cancel();
+        return { refusal: unavailable(redirected) };
+      }
+      return { response };
     }
-    return { response };
   } catch (error) {
+    if (error instanceof MediaHostRefused || (error as { code?: unknown }).code === "EMEDIAHOST")
+      return {
+        refusal: unavailable(target === url ? (error as Error).message : `redirected: ${(error as Error).message}`),
+      };
     return { refusal: unavailable(`the file's host did not answer (${(error as Error).name})`) };
   }
 }

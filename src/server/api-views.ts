@@ -12,7 +12,7 @@ const attachmentView = z.object({
   caption: z.string().optional(),
   size: z.number().int().optional().describe("a file the person sent: bytes, when known"),
 });
-const buttonView = z.object({ title: z.string(), payload: z.string().optional() });
+const buttonView = z.object({ title: z.string(), payload: z.string().optional(), reusable: z.boolean().optional() });
 
 export const errorView = z.object({
   error: z.object({

@@ -1,6 +1,8 @@
 // A Graph API client on axios: one base URL and version, one access token, every answer read (never thrown)
-// so the caller can tell "Meta refused" from "Meta never answered".
+// so the caller can tell "Meta refused" from "Meta never answered". A redirect is never followed: it would carry
+// the access token to whatever host it names; it fails the send, saying where it pointed.
 import axios, { type AxiosInstance } from "axios";
+import { redirectRefusal } from "../../redirect-refusal.js";
 import { parseGraphError, type GraphError } from "./graph-error.js";
 
 export type GraphAnswer<T> = { ok: true; data: T } | { ok: false; error: GraphError };
@@ -17,12 +19,16 @@ export function graphClient(baseUrl: string, version: string, accessToken: strin
     timeout: TIMEOUT_MS,
     headers: { Authorization: `Bearer ${accessToken}`, "Content-Type": "application/json" },
     validateStatus: () => true,
+    maxRedirects: 0,
   });
   return {
     async post<T>(path: string, body: unknown): Promise<GraphAnswer<T>> {
       try {
         const response = await http.post(path, body);
         if (response.status >= 200 && response.status < 300) return { ok: true, data: response.data as T };
+        const location = response.headers.location as string | undefined;
+        const redirect = redirectRefusal("the Graph API", `${baseUrl}/`, response.status, location);
+        if (redirect) return { ok: false, error: { ...parseGraphError(response.status, undefined), title: redirect } };
         return { ok: false, error: parseGraphError(response.status, response.data) };
       } catch (error) {
         // No response at all: connection refused, reset, or timed out.

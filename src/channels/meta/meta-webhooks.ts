@@ -116,7 +116,9 @@ async function applyEvent(ctx: HubContext, event: MetaEvent, receivedAt: Date): 
         sentAt: event.at,
         data: event.data,
         attachments: event.attachments,
+        // Signed by Meta, yet the id is the person's app's to send: taken only if the hub offered it, open.
         payload: tapPayload(event.data),
+        unoffered: "drop",
       });
       return;
     }

@@ -40,6 +40,11 @@ export interface WidgetButton {
   title: string;
   /** What a tap answers with (the title when absent). */
   payload?: string;
+  /**
+   * Present (true) when the button may be tapped again; else the message's first tap answers its choices and
+   * the hub refuses another tap of them (`invalid_request` naming `payload`).
+   */
+  reusable?: true;
 }
 
 export interface WidgetProgress {

@@ -37,6 +37,7 @@ export function widgetMessage(message: SendMessage): WidgetMessage {
   const buttons = buttonsOf(message.buttons).map((button) => ({
     title: button.title,
     ...(button.payload ? { payload: button.payload } : {}),
+    ...(button.reusable ? { reusable: true as const } : {}),
   }));
   return {
     id: message.id,

@@ -7,9 +7,10 @@
 import { randomUUID } from "node:crypto";
 import type { Sql } from "../../db/sql.js";
 import type { Changes } from "../changes.js";
-import type { DeliveryState, HumanAgentRef, InboundMessage } from "../delivery-state.js";
+import type { DeliveryState, HumanAgentRef, InboundMessage, InboundOutcome } from "../delivery-state.js";
 import { publishMessages } from "../effects.js";
 import { conversationFromJson, messageFromJson, type ConversationRow, type MessageRow } from "../rows.js";
+import { answerOffer, offeredChoice } from "./button-offers.js";
 import { expiryNotices } from "./expiry-notices.js";
 import { messages, type JsonRows } from "./json-rows.js";
 
@@ -98,16 +99,20 @@ export function conversationControl(sql: Sql, changes: Changes, now: () => Date)
       return conversationFromJson(row.conversation);
     },
 
-    async commitInbound(inbound: InboundMessage): Promise<{ message: MessageRow; created: boolean }> {
+    async commitInbound(inbound: InboundMessage): Promise<InboundOutcome> {
       const at = now();
       const id = randomUUID();
       const [row] = await sql.query<{ message: Record<string, unknown> | null; changed: JsonRows }>(
-        `WITH msg AS (
+        `WITH ${offeredChoice("$12", "$2")},
+         msg AS (
            INSERT INTO "Message" (id, "conversationId", role, text, "clientId", "externalId", data, attachments,
              "createdAt", "updatedAt")
-           VALUES ($1::uuid, $2::uuid, 'user', $3, $4, $5, $6::jsonb, $11::jsonb, coalesce($7::timestamp, $8::timestamp),
-             $8)
+           SELECT $1::uuid, $2::uuid, 'user', $3, $4, $5, $6::jsonb, $11::jsonb,
+             coalesce($7::timestamp, $8::timestamp), $8
+           -- A tap of nothing offered is refused whole, or (a channel's delivery) recorded without its payload.
+           WHERE $12::text IS NULL OR NOT $13::boolean OR EXISTS (SELECT 1 FROM offer)
            ON CONFLICT DO NOTHING RETURNING *),
+         ${answerOffer()},
          conv AS (
            UPDATE "Conversation" SET "closedAt" = NULL,
              "windowClosedAt" = CASE WHEN $7::timestamp > coalesce("lastInboundAt", '-infinity') THEN NULL
@@ -132,7 +137,8 @@ export function conversationControl(sql: Sql, changes: Changes, now: () => Date)
              AND role IN ('agent', 'human') AND EXISTS (SELECT 1 FROM conv) RETURNING *),
          input AS (
            INSERT INTO "TurnInput" (id, "conversationId", key, kind, "messageId", payload, state, "createdAt", "updatedAt")
-           SELECT $9::uuid, $2::uuid, 'user:' || msg.id, 'user_message', msg.id, $10::jsonb, 'pending', $8, $8
+           SELECT $9::uuid, $2::uuid, 'user:' || msg.id, 'user_message', msg.id,
+             $10::jsonb || coalesce((SELECT jsonb_build_object('payload', answer) FROM offer), '{}'), 'pending', $8, $8
            FROM msg, conv RETURNING id)
          SELECT (SELECT row_to_json(msg) FROM msg) AS message,
                 (SELECT coalesce(json_agg(x), '[]') FROM (SELECT * FROM superseded UNION ALL SELECT * FROM resent) x)
@@ -151,9 +157,10 @@ export function conversationControl(sql: Sql, changes: Changes, now: () => Date)
           JSON.stringify({
             text: inbound.text,
             ...(inbound.attachments?.length ? { attachments: inbound.attachments } : {}),
-            ...(inbound.payload ? { payload: inbound.payload } : {}),
           }),
           inbound.attachments?.length ? JSON.stringify(inbound.attachments) : null,
+          inbound.payload ?? null,
+          inbound.unoffered === "refuse",
         ],
       );
       if (row?.message) {
@@ -167,7 +174,11 @@ export function conversationControl(sql: Sql, changes: Changes, now: () => Date)
             inbound.clientId,
           ])
         : await sql.query<MessageRow>(`SELECT * FROM "Message" WHERE "externalId" = $1`, [inbound.externalId ?? ""]);
-      if (!existing) throw new Error("an inbound message conflicted with one that cannot be found");
+      if (!existing) {
+        // Nothing inserted and nothing there before: the tap named no open offer.
+        if (inbound.payload && inbound.unoffered === "refuse") return { refused: "payload" };
+        throw new Error("an inbound message conflicted with one that cannot be found");
+      }
       return { message: existing, created: false };
     },
 

@@ -3,10 +3,12 @@ import express, { Router } from "express";
 import type { HubContext } from "../../context.js";
 import { HubError } from "../../errors.js";
 import { verifyCallbackToken, type CallbackClaim } from "../../jobs/callback-token.js";
+import { RESULT_MAX_BYTES } from "../../jobs/backend-call.js";
 import { handleCallback, unknownJob } from "../../jobs/callbacks.js";
 import { repairBody } from "../json-guard.js";
 
-export const CALLBACK_BODY_LIMIT = "1mb";
+/** A result posted here is at most what a backend's answer may be (RESULT_MAX_BYTES, 1 MiB); larger: 413. */
+export const CALLBACK_BODY_LIMIT = RESULT_MAX_BYTES;
 
 export function callbackRoutes(ctx: HubContext): Router {
   const router = Router();

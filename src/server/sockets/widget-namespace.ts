@@ -31,7 +31,7 @@ const sendSchema = z
       .array(z.object({ uploadId: z.uuid() }))
       .max(MAX_ATTACHMENTS)
       .default([]),
-    // A tapped button's payload: it reaches the agent's turn with the message.
+    // A tapped button's payload: it reaches the agent's turn with the message, if that button was offered.
     payload: z.string().min(1).max(MAX_BUTTON_PAYLOAD).refine(storable, STORABLE).optional(),
   })
   .refine((send) => send.text !== "" || send.attachments.length > 0, {
@@ -158,13 +158,16 @@ export function attachWidgetNamespace(ctx: HubContext): void {
               message: `invalid ${unknown.map((index) => `attachments.${index}.uploadId`).join(", ")}: no such upload in this conversation`,
             },
           });
-        const { message, created } = await receiveUserMessage(ctx, {
+        const outcome = await receiveUserMessage(ctx, {
           conversationId,
           text: text || filesText(attachments),
           clientId,
           attachments,
           payload: tapped,
+          unoffered: "refuse",
         });
+        if ("refused" in outcome) return reply(notOffered);
+        const { message, created } = outcome;
         reply({ id: message.id });
         // The person's other tabs and devices see it too.
         if (created) socket.to(roomOf(conversationId)).emit("message", widgetMessage(message), () => {});
@@ -202,6 +205,13 @@ export function attachWidgetNamespace(ctx: HubContext): void {
     );
   });
 }
+
+const notOffered: SendAnswer = {
+  error: {
+    code: "invalid_request",
+    message: "invalid payload: no button with this payload is open in this conversation (never offered, or answered)",
+  },
+};
 
 const erased: SendAnswer = {
   error: { code: "erased", message: "this conversation was erased: start a new session" },
