@@ -72,6 +72,8 @@ export interface Config {
     addressMessagesPerMinute: number;
     receiptsPerMinute: number;
     socketEventsPerMinute: number;
+    /** Wrong keys per client address and minute; past it, the address's keys are refused (key-failures.ts). */
+    authFailuresPerMinute: number;
   };
   /** Widget sessions: the secret that verifies integrators' identities (off without it), and token lifetime. */
   widget: { identitySecret: string | undefined; tokenTtlMs: number };
@@ -217,6 +219,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       addressMessagesPerMinute: env.WIDGET_ADDRESS_MESSAGES_PER_MINUTE,
       receiptsPerMinute: env.WIDGET_RECEIPTS_PER_MINUTE,
       socketEventsPerMinute: env.WIDGET_SOCKET_EVENTS_PER_MINUTE,
+      authFailuresPerMinute: env.AUTH_FAILURES_PER_MINUTE,
     },
     widget: { identitySecret: env.WIDGET_IDENTITY_SECRET, tokenTtlMs },
     trustProxy: parseTrustProxy(env.TRUST_PROXY),

@@ -77,6 +77,8 @@ export const envSchema = z.object({
   WIDGET_ADDRESS_MESSAGES_PER_MINUTE: limit(60),
   WIDGET_RECEIPTS_PER_MINUTE: limit(120),
   WIDGET_SOCKET_EVENTS_PER_MINUTE: limit(240),
+  // Wrong keys (/v1, the console, /metrics) per client address and minute, before the address is refused.
+  AUTH_FAILURES_PER_MINUTE: limit(10),
   // Verified identities (widget-identity.ts) and how long a widget token opens its conversation.
   WIDGET_IDENTITY_SECRET: optional,
   WIDGET_TOKEN_TTL: z.string().default("24h"),

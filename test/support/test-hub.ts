@@ -91,6 +91,7 @@ export async function testHubEnv(
     WIDGET_ADDRESS_MESSAGES_PER_MINUTE: "0",
     WIDGET_RECEIPTS_PER_MINUTE: "0",
     WIDGET_SOCKET_EVENTS_PER_MINUTE: "0",
+    AUTH_FAILURES_PER_MINUTE: "0",
     ...options.env,
   };
   return { env, dropDatabase };
