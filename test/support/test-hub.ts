@@ -92,6 +92,10 @@ export async function testHubEnv(
     WIDGET_RECEIPTS_PER_MINUTE: "0",
     WIDGET_SOCKET_EVENTS_PER_MINUTE: "0",
     AUTH_FAILURES_PER_MINUTE: "0",
+    WIDGET_UPLOADS_PER_MINUTE: "0",
+    WIDGET_ADDRESS_UPLOADS_PER_MINUTE: "0",
+    WIDGET_UPLOAD_BYTES_PER_HOUR: "0",
+    WIDGET_ADDRESS_UPLOAD_BYTES_PER_HOUR: "0",
     ...options.env,
   };
   return { env, dropDatabase };
