@@ -72,6 +72,13 @@ export interface Config {
     addressMessagesPerMinute: number;
     receiptsPerMinute: number;
     socketEventsPerMinute: number;
+    /** Widget uploads a minute, and their bytes an hour, per conversation and per address (upload-budgets.ts). */
+    uploadsPerMinute: number;
+    addressUploadsPerMinute: number;
+    uploadBytesPerHour: number;
+    addressUploadBytesPerHour: number;
+    /** Wrong keys per client address and minute; past it, the address's keys are refused (key-failures.ts). */
+    authFailuresPerMinute: number;
   };
   /** Widget sessions: the secret that verifies integrators' identities (off without it), and token lifetime. */
   widget: { identitySecret: string | undefined; tokenTtlMs: number };
@@ -168,6 +175,14 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     const ttl = parseSpan(parsed.data.WIDGET_TOKEN_TTL);
     if ("error" in ttl) problems.push(`WIDGET_TOKEN_TTL: ${ttl.error}`);
     else tokenTtlMs = ttl.ms;
+    // A budget smaller than the largest upload would refuse that upload for ever, Retry-After or not.
+    for (const setting of ["WIDGET_UPLOAD_BYTES_PER_HOUR", "WIDGET_ADDRESS_UPLOAD_BYTES_PER_HOUR"] as const) {
+      const budget = parsed.data[setting];
+      if (budget > 0 && budget < parsed.data.WIDGET_UPLOAD_MAX_BYTES)
+        problems.push(
+          `${setting}: ${budget} is less than WIDGET_UPLOAD_MAX_BYTES (${parsed.data.WIDGET_UPLOAD_MAX_BYTES})`,
+        );
+    }
   }
   if (!parsed.success || problems.length > 0) throw new ConfigError(problems);
   const env = parsed.data;
@@ -217,6 +232,11 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       addressMessagesPerMinute: env.WIDGET_ADDRESS_MESSAGES_PER_MINUTE,
       receiptsPerMinute: env.WIDGET_RECEIPTS_PER_MINUTE,
       socketEventsPerMinute: env.WIDGET_SOCKET_EVENTS_PER_MINUTE,
+      uploadsPerMinute: env.WIDGET_UPLOADS_PER_MINUTE,
+      addressUploadsPerMinute: env.WIDGET_ADDRESS_UPLOADS_PER_MINUTE,
+      uploadBytesPerHour: env.WIDGET_UPLOAD_BYTES_PER_HOUR,
+      addressUploadBytesPerHour: env.WIDGET_ADDRESS_UPLOAD_BYTES_PER_HOUR,
+      authFailuresPerMinute: env.AUTH_FAILURES_PER_MINUTE,
     },
     widget: { identitySecret: env.WIDGET_IDENTITY_SECRET, tokenTtlMs },
     trustProxy: parseTrustProxy(env.TRUST_PROXY),

@@ -3,6 +3,7 @@
 import type { AgentPort } from "./agent/agent-port.js";
 import type { ChannelAdapter } from "./delivery/channel-port.js";
 import type { VisitorLimits } from "./channels/widget/visitor-limits.js";
+import type { KeyFailures } from "./server/key-failures.js";
 import type { Config } from "./config.js";
 import type { Channel } from "./delivery/channel.js";
 import type { Sql } from "./db/sql.js";
@@ -48,6 +49,8 @@ export interface HubContext {
   agent: AgentPort;
   channels: Record<Channel, ChannelAdapter>;
   limits: VisitorLimits;
+  /** Wrong keys per client address, across processes (src/server/key-failures.ts). */
+  keyFailures: KeyFailures;
   /** Push notifications to the devices of widget conversations whose results wait unseen. */
   push: Push;
   /** `$env.NAME` lookup for tool files. */

@@ -12,6 +12,7 @@ import { metaChannels } from "./channels/meta/meta-channels.js";
 import { startWebhookWorker } from "./channels/meta/meta-webhooks.js";
 import { widgetChannel } from "./channels/widget/widget-channel.js";
 import { visitorLimits } from "./channels/widget/visitor-limits.js";
+import { keyFailures } from "./server/key-failures.js";
 import { toolEnvironment, type Config } from "./config.js";
 import type { HubContext } from "./context.js";
 import { openDatabase, type Database } from "./db/client.js";
@@ -167,6 +168,7 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
           }),
     channels: { web: widget, ios: widget, android: widget, flutter: widget, ...metaChannels(config, queues) },
     limits: visitorLimits(queues.redis, queues.prefix, config.limits),
+    keyFailures: keyFailures(queues.redis, queues.prefix, config.limits.authFailuresPerMinute),
     push: createPush(config.push, database.sql, queues.pushes, now),
     // `$env.HUB_URL` defaults to the hub's own address, where the demo tool's backend lives, and
     // `$env.DEMO_BACKEND_KEY` to the key that backend asks for.

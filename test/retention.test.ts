@@ -25,6 +25,8 @@ const RETENTION = {
   RETAIN_CONVERSATIONS: "365d",
   RETAIN_UPLOADS: "30d",
   RETAIN_EVENTS: "7d",
+  // The jobs here ran out their timeout long ago: the timeout poll would end the "running" one mid-test.
+  JOB_TIMEOUT_POLL_MS: "600000",
 };
 
 /** A conversation created `days` ago, with the person's message then; its id. */
@@ -107,8 +109,10 @@ async function job(
 
 async function upload(sql: SqlQuery, conversationId: string, days: number): Promise<string> {
   const [row] = await sql.query<{ id: string }>(
-    `INSERT INTO "Upload" (id, "conversationId", "mimeType", size, bytes, "createdAt")
-     VALUES (gen_random_uuid(), $1::uuid, 'image/png', 3, '\\x010203'::bytea, $2) RETURNING id`,
+    `WITH up AS (
+       INSERT INTO "Upload" (id, "conversationId", "mimeType", size, "createdAt", "storedAt", "attachedAt")
+       VALUES (gen_random_uuid(), $1::uuid, 'image/png', 3, $2, $2, $2) RETURNING id)
+     INSERT INTO "UploadPart" ("uploadId", seq, bytes) SELECT id, 0, '\\x010203'::bytea FROM up RETURNING "uploadId" AS id`,
     [conversationId, ago(days)],
   );
   return row!.id;
@@ -383,8 +387,8 @@ describe("retention with two hubs on one PostgreSQL", () => {
       [active, ago(40)],
     );
     await sql.query(
-      `INSERT INTO "Upload" (id, "conversationId", "mimeType", size, bytes, "createdAt")
-       SELECT gen_random_uuid(), $1::uuid, 'image/png', 1, '\\x01'::bytea, $2 FROM generate_series(1, 450)`,
+      `INSERT INTO "Upload" (id, "conversationId", "mimeType", size, "createdAt", "storedAt", "attachedAt")
+       SELECT gen_random_uuid(), $1::uuid, 'image/png', 1, $2, $2, $2 FROM generate_series(1, 450)`,
       [active, ago(40)],
     );
 
@@ -454,6 +458,7 @@ describe("retention settings", () => {
       jobDataMs: 30 * DAY,
       conversationsMs: null,
       uploadsMs: 30 * DAY,
+      unattachedUploadsMs: 3_600_000,
       eventsMs: 7 * DAY,
     });
     expect(
@@ -464,7 +469,13 @@ describe("retention settings", () => {
         RETAIN_EVENTS: "0",
         RETAIN_UPLOADS: "36h",
       }).retention,
-    ).toEqual({ jobDataMs: null, conversationsMs: 365 * DAY, uploadsMs: 36 * 3_600_000, eventsMs: null });
+    ).toEqual({
+      jobDataMs: null,
+      conversationsMs: 365 * DAY,
+      uploadsMs: 36 * 3_600_000,
+      unattachedUploadsMs: 3_600_000,
+      eventsMs: null,
+    });
   });
 
   it.each([

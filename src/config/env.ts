@@ -77,6 +77,13 @@ export const envSchema = z.object({
   WIDGET_ADDRESS_MESSAGES_PER_MINUTE: limit(60),
   WIDGET_RECEIPTS_PER_MINUTE: limit(120),
   WIDGET_SOCKET_EVENTS_PER_MINUTE: limit(240),
+  // Widget uploads per conversation and per address: how many a minute, how many bytes an hour.
+  WIDGET_UPLOADS_PER_MINUTE: limit(10),
+  WIDGET_ADDRESS_UPLOADS_PER_MINUTE: limit(20),
+  WIDGET_UPLOAD_BYTES_PER_HOUR: limit(50 * 1024 * 1024),
+  WIDGET_ADDRESS_UPLOAD_BYTES_PER_HOUR: limit(100 * 1024 * 1024),
+  // Wrong keys (/v1, the console, /metrics) per client address and minute, before the address is refused.
+  AUTH_FAILURES_PER_MINUTE: limit(10),
   // Verified identities (widget-identity.ts) and how long a widget token opens its conversation.
   WIDGET_IDENTITY_SECRET: optional,
   WIDGET_TOKEN_TTL: z.string().default("24h"),

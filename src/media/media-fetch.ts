@@ -9,6 +9,7 @@ import type { ReadableStream as WebStream } from "node:stream/web";
 import type { Config } from "../config.js";
 import type { Sql } from "../db/sql.js";
 import { storedAttachments, type MediaSource, type StoredAttachment } from "../conversations/inbound-attachments.js";
+import { uploadBytes } from "../conversations/widget-uploads.js";
 import { refusedRedirect } from "../redirect-refusal.js";
 import { MediaHostRefused, mediaGet, type MediaHosts } from "./media-hosts.js";
 import type { MediaClaim } from "./media-token.js";
@@ -71,19 +72,19 @@ export async function openSource(
   const max = ctx.config.media.maxBytes;
   const source: MediaSource = attachment.source;
   if (source.kind === "upload") {
-    const [upload] = await ctx.sql.query<{ bytes: Uint8Array; mimeType: string; name: string | null }>(
-      `SELECT bytes, "mimeType", name FROM "Upload" WHERE id = $1::uuid`,
+    const [upload] = await ctx.sql.query<{ size: number; mimeType: string; name: string | null }>(
+      `SELECT size, "mimeType", name FROM "Upload" WHERE id = $1::uuid AND "storedAt" IS NOT NULL`,
       [source.uploadId],
     );
     if (!upload) return notFound;
-    const bytes = Buffer.from(upload.bytes);
-    if (bytes.length > max) return tooLarge(max);
+    if (upload.size > max) return tooLarge(max);
     return {
       ok: true,
       mimeType: upload.mimeType,
       name: upload.name ?? attachment.name,
-      size: bytes.length,
-      body: Readable.from([bytes]),
+      size: upload.size,
+      // A piece at a time, as it was stored.
+      body: Readable.from(uploadBytes(ctx.sql, source.uploadId), { objectMode: false }),
     };
   }
   const hosts = mediaHosts(ctx.config);

@@ -6,6 +6,7 @@ import {
   deleteIdleConversations,
   deleteOldEvents,
   deleteOldUploads,
+  deleteUnattachedUploads,
   CONVERSATION_BATCH,
   EVENT_BATCH,
   JOB_BATCH,
@@ -21,6 +22,7 @@ export interface PruneCounts {
   conversations: number;
   /** Outgoing events deleted with their conversations. */
   conversationEvents: number;
+  /** Uploads past RETAIN_UPLOADS, and those never attached past RETAIN_UNATTACHED_UPLOADS. */
   uploads: number;
   events: number;
 }
@@ -62,6 +64,7 @@ export async function pruneStep(deps: PruneDeps, state: PruneState): Promise<Pru
   }
   counts.jobData = await batches(() => clearJobData(deps), JOB_BATCH, BATCHES_PER_SWEEP);
   counts.uploads = await batches(() => deleteOldUploads(deps), UPLOAD_BATCH, BATCHES_PER_SWEEP);
+  counts.uploads += await batches(() => deleteUnattachedUploads(deps), UPLOAD_BATCH, BATCHES_PER_SWEEP);
   counts.events = await batches(() => deleteOldEvents(deps), EVENT_BATCH, BATCHES_PER_SWEEP);
   return counts;
 }
@@ -79,6 +82,7 @@ export async function pruneAll(deps: PruneDeps): Promise<PruneCounts> {
   }
   counts.jobData = await batches(() => clearJobData(deps), JOB_BATCH, Infinity);
   counts.uploads = await batches(() => deleteOldUploads(deps), UPLOAD_BATCH, Infinity);
+  counts.uploads += await batches(() => deleteUnattachedUploads(deps), UPLOAD_BATCH, Infinity);
   counts.events = await batches(() => deleteOldEvents(deps), EVENT_BATCH, Infinity);
   return counts;
 }

@@ -31,16 +31,20 @@ interface Range {
   newest: Date | null;
 }
 
-/** The count and dates `text` finds before `cutoff` (none when the kind is off), with its extra columns. */
+/**
+ * The count and dates `text` finds before `cutoff` (none when the kind is off), with its extra columns;
+ * `more` are its further parameters ($2 …).
+ */
 async function range<Extra extends object = object>(
   sql: SqlQuery,
   text: string,
   cutoff: Date | null,
+  more: unknown[] = [],
 ): Promise<Range & Partial<Extra>> {
   // No extra column when nothing is counted: each is Partial.
   const nothing = { count: 0, oldest: null, newest: null } as Range & Partial<Extra>;
   if (!cutoff) return nothing;
-  const [row] = await sql.query<Range & Partial<Extra>>(text, [cutoff]);
+  const [row] = await sql.query<Range & Partial<Extra>>(text, [cutoff, ...more]);
   return row ?? nothing;
 }
 
@@ -69,8 +73,12 @@ export async function previewPrune(deps: PreviewDeps): Promise<PrunePreview> {
     deps.sql,
     `SELECT count(*)::int AS count, min("createdAt") AS oldest, max("createdAt") AS newest,
        COALESCE(sum(size), 0)::bigint::text AS bytes
-     FROM "Upload" WHERE "createdAt" < $1`,
-    cutoff(retention.uploadsMs),
+     FROM "Upload"
+     WHERE $1::timestamp IS NOT NULL
+       AND ("createdAt" < $2::timestamp OR ("attachedAt" IS NULL AND "createdAt" < $3::timestamp))`,
+    // Those no message named go sooner (RETAIN_UNATTACHED_UPLOADS); a cutoff that is off (null) matches nothing.
+    cutoff(retention.uploadsMs) ?? cutoff(retention.unattachedUploadsMs),
+    [cutoff(retention.uploadsMs), cutoff(retention.unattachedUploadsMs)],
   );
   const events = await range(
     deps.sql,

@@ -144,6 +144,24 @@ export async function deleteOldUploads(deps: PruneDeps, batch = UPLOAD_BATCH): P
 }
 
 /**
+ * Deletes widget uploads no message ever named (attachedAt unset) older than RETAIN_UNATTACHED_UPLOADS, and
+ * those whose body never arrived whole, oldest first; how many. A message naming one takes its row's lock as
+ * it marks it (widget-uploads.ts, attachUploads), so an upload is either named or deleted, never both.
+ */
+export async function deleteUnattachedUploads(deps: PruneDeps, batch = UPLOAD_BATCH): Promise<number> {
+  const ms = deps.config.retention.unattachedUploadsMs;
+  if (ms === null) return 0;
+  const rows = await deps.sql.query<{ id: string }>(
+    `DELETE FROM "Upload" WHERE id IN (
+       SELECT id FROM "Upload" WHERE "attachedAt" IS NULL AND "createdAt" < $1 ORDER BY "createdAt" LIMIT $2
+       FOR UPDATE SKIP LOCKED)
+     RETURNING id`,
+    [before(deps, ms), batch],
+  );
+  return rows.length;
+}
+
+/**
  * Deletes outgoing events that occurred before RETAIN_EVENTS, by age alone (delivered or not: an event is
  * never kept longer for want of a delivery). The events are written in `seq` order, so the oldest are the
  * lowest seqs: a batch looks at the `batch` lowest and deletes those past the retention — an index range,

@@ -43,6 +43,8 @@ export const retentionEnvShape = {
   RETAIN_CONVERSATIONS: retention("off"),
   // Files people uploaded from the widget (the bytes the hub keeps).
   RETAIN_UPLOADS: retention("30d"),
+  // Uploads no message of the person ever named: counted from the upload.
+  RETAIN_UNATTACHED_UPLOADS: retention("1h"),
   // Outgoing events (the HubEvent outbox), by age.
   RETAIN_EVENTS: retention("7d"),
 };
@@ -54,6 +56,7 @@ export interface RetentionConfig {
   jobDataMs: number | null;
   conversationsMs: number | null;
   uploadsMs: number | null;
+  unattachedUploadsMs: number | null;
   eventsMs: number | null;
 }
 
@@ -62,6 +65,7 @@ export function retentionConfig(env: RetentionEnv): RetentionConfig {
     jobDataMs: env.RETAIN_JOB_DATA,
     conversationsMs: env.RETAIN_CONVERSATIONS,
     uploadsMs: env.RETAIN_UPLOADS,
+    unattachedUploadsMs: env.RETAIN_UNATTACHED_UPLOADS,
     eventsMs: env.RETAIN_EVENTS,
   };
 }

@@ -249,6 +249,8 @@ export const agentTurnWebhook = { request: turnRequestSchema, reply: turnReplySc
 export const commonErrors: Record<number, string> = {
   400: "a field is invalid (invalid_request, naming each field)",
   401: "no key, or not a key for this operation",
-  429: "rate limited",
+  429:
+    "rate limited; or too_many_failed_authentications: more than AUTH_FAILURES_PER_MINUTE wrong keys came " +
+    "from the caller's address, and every key from it is refused until Retry-After has passed",
   503: "the store is unavailable (store_unavailable); retry",
 };

@@ -67,7 +67,7 @@ export function createApp(ctx: HubContext): Express {
   const { hubApiKey, consoleApiKey } = ctx.config.secrets;
   app.use(
     "/v1",
-    requireBearer({ agent: hubApiKey, human: consoleApiKey }),
+    requireBearer({ agent: hubApiKey, human: consoleApiKey }, ctx.keyFailures),
     express.json({ limit: "1mb" }),
     guardJson(),
     consoleRoutes(ctx),

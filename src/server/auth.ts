@@ -2,6 +2,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { NextFunction, Request, Response } from "express";
 import { HubError } from "../errors.js";
+import type { KeyFailures } from "./key-failures.js";
 
 export type Principal = "agent" | "human";
 
@@ -26,11 +27,37 @@ export function principalOf<K extends string>(
   return undefined;
 }
 
-/** Express middleware admitting requests that carry one of `keys`; sets `res.locals.principal`. */
-export function requireBearer(keys: Partial<Record<Principal, string>>) {
-  return (req: Request, res: Response, next: NextFunction) => {
-    const principal = principalOf(req.get("authorization"), keys);
-    if (!principal) return next(new HubError(401, "unauthorized", "missing or wrong Authorization: Bearer key"));
+/** The refusal of a key from an address past AUTH_FAILURES_PER_MINUTE (key-failures.ts). */
+export const tooManyWrongKeys = (retryAfterMs: number) =>
+  new HubError(
+    429,
+    "too_many_failed_authentications",
+    "too many wrong keys from this address: every key from it is refused until the time in Retry-After has passed",
+    [{ field: "Authorization", message: "AUTH_FAILURES_PER_MINUTE wrong keys from this address were passed" }],
+    retryAfterMs,
+  );
+
+/**
+ * Express middleware admitting requests that carry one of `keys`; sets `res.locals.principal`. With
+ * `failures`, a wrong key counts against the client's address, and an address past its limit is refused
+ * with 429 whatever key it presents; a request presenting no key at all is refused (401) without counting.
+ */
+export function requireBearer(keys: Partial<Record<Principal, string>>, failures?: KeyFailures) {
+  return async (req: Request, res: Response, next: NextFunction) => {
+    const header = req.get("authorization");
+    // Only a request that presents a key is counted and stopped: one without any has guessed nothing.
+    const counted = header?.trim() ? failures : undefined;
+    const address = req.ip ?? "";
+    if (counted) {
+      const verdict = await counted.blocked(address);
+      if (!verdict.ok) return next(tooManyWrongKeys(verdict.retryAfterMs));
+    }
+    const principal = principalOf(header, keys);
+    if (!principal) {
+      const verdict = await counted?.failed(address);
+      if (verdict && !verdict.ok) return next(tooManyWrongKeys(verdict.retryAfterMs));
+      return next(new HubError(401, "unauthorized", "missing or wrong Authorization: Bearer key"));
+    }
     res.locals.principal = principal;
     next();
   };

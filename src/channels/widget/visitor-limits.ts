@@ -1,6 +1,7 @@
 // What one visitor may do, so that nobody can hurt everyone: widget sessions and socket connections per
 // client address; messages per conversation and per address (each message is an agent turn, an LLM bill);
-// receipts and push registrations per conversation; every event per socket; sockets per conversation. Addresses
+// receipts and push registrations per conversation; every event per socket; sockets per conversation; uploads
+// and their bytes per conversation and per address (upload-budgets.ts). Addresses
 // count by their /64 when IPv6 (address-key.ts). A limit of 0 is off.
 // The shared counts live in Redis so they hold across hub processes. When Redis cannot answer they are counted
 // by each process in memory instead (rate-limiter-flexible's insurance limiter): still limited, only per
@@ -9,6 +10,7 @@ import type { RedisClient } from "../../redis-target.js";
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from "rate-limiter-flexible";
 import type { Config } from "../../config.js";
 import { addressKey } from "./address-key.js";
+import { uploadBudgets, type UploadBudgets } from "./upload-budgets.js";
 
 export type LimitVerdict = { ok: true } | { ok: false; retryAfterMs: number };
 
@@ -25,6 +27,8 @@ export interface VisitorLimits {
   socketClosed(socketId: string): void;
   /** Counts one more socket of the conversation on this process: a release, or undefined when full. */
   openSocket(conversationId: string): (() => void) | undefined;
+  /** Uploads and their bytes, per conversation and per address (upload-budgets.ts). */
+  uploads: UploadBudgets;
 }
 
 const OK: LimitVerdict = { ok: true };
@@ -73,6 +77,7 @@ export function visitorLimits(redis: RedisClient, prefix: string, limits: Config
     socketClosed(socketId) {
       void socketEvents?.delete(socketId);
     },
+    uploads: uploadBudgets(redis, prefix, limits),
     openSocket(conversationId) {
       const open = sockets.get(conversationId) ?? 0;
       if (limits.socketsPerConversation > 0 && open >= limits.socketsPerConversation) return undefined;

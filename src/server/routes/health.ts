@@ -17,7 +17,11 @@ export function healthRoutes(ctx: HubContext): Router {
     next(new HubError(401, "unauthorized", `/metrics is closed: ${METRICS_CLOSED}`));
   router.get(
     "/metrics",
-    metricsToken ? requireBearer({ agent: metricsToken }) : metricsPublic ? (_req, _res, next) => next() : closed,
+    metricsToken
+      ? requireBearer({ agent: metricsToken }, ctx.keyFailures)
+      : metricsPublic
+        ? (_req, _res, next) => next()
+        : closed,
     async (_req, res) => {
       res.type(ctx.metrics.registry.contentType).send(await ctx.metrics.registry.metrics());
     },

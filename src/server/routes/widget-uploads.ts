@@ -1,13 +1,16 @@
 // POST /widget/uploads: the person attaches a file in the widget. The raw body is the file, its type the
 // Content-Type, its name `?name=`; the widget token (`Authorization: Bearer <token>`) says whose
-// conversation it goes to. The token, the type and the declared length are checked before the body is read.
+// conversation it goes to. The token, the type, the declared length and the visitor's upload budgets
+// (upload-budgets.ts) are checked before the body is read; the body is then stored as it arrives, never held
+// whole (widget-uploads.ts), and cut off past WIDGET_UPLOAD_MAX_BYTES.
 import { erasedConversation, isErased } from "../../conversations/erased.js";
-import express, { Router, type NextFunction, type Request, type Response } from "express";
+import { Router, type NextFunction, type Request, type Response } from "express";
 import { z } from "zod";
 import { checkWidgetToken } from "../../channels/widget/widget-token.js";
 import type { HubContext } from "../../context.js";
 import { storeUpload } from "../../conversations/widget-uploads.js";
-import { HubError, rateLimited } from "../../errors.js";
+import type { UploadVerdict } from "../../channels/widget/upload-budgets.js";
+import { HubError } from "../../errors.js";
 import { typeAllowed } from "../../media/media-config.js";
 import { parseInput } from "../validate.js";
 
@@ -64,35 +67,78 @@ export function widgetUploadRoutes(ctx: HubContext): Router {
     }
     const declared = Number(req.get("content-length") ?? NaN);
     if (declared > maxBytes) throw tooLarge(maxBytes);
-    const verdict = await ctx.limits.message(conversationId, req.ip ?? "");
-    if (!verdict.ok) throw rateLimited(verdict.retryAfterMs);
+    // Counted for the length declared; a body that declares none is counted as the largest allowed, and
+    // what it did not use is given back once it is stored.
+    const counted = Number.isFinite(declared) ? declared : maxBytes;
+    const address = req.ip ?? "";
+    const verdict = await ctx.limits.uploads.take(conversationId, address, counted);
+    if (!verdict.ok) throw uploadLimited(verdict);
     if (await isErased(ctx.sql, conversationId)) throw erasedConversation();
-    res.locals.conversationId = conversationId;
-    res.locals.mimeType = type;
-    res.locals.name = name;
+    res.locals.upload = { conversationId, mimeType: type, name, address, counted } satisfies Checked;
     next();
   };
-  router.post("/", precheck, express.raw({ type: () => true, limit: maxBytes }), async (req, res) => {
-    const bytes = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-    if (bytes.length === 0)
-      throw new HubError(400, "invalid_body", "the body is empty: send the file's bytes", [
-        { field: "(body)", message: "empty" },
-      ]);
-    const upload = await storeUpload(ctx.sql, {
-      conversationId: res.locals.conversationId as string,
-      mimeType: res.locals.mimeType as string,
-      name: res.locals.name as string | undefined,
-      bytes,
-      at: ctx.now(),
-    });
-    res.status(201).json({ upload });
+  router.post("/", precheck, async (req, res) => {
+    const checked = res.locals.upload as Checked;
+    const stored = await storeUpload(ctx.sql, { ...checked, at: ctx.now() }, bodyOf(req), maxBytes, ctx.now).catch(
+      (error: unknown) => {
+        // The client went away mid-body: nothing was kept, and there is no one to answer.
+        if (req.destroyed && !req.complete) return undefined;
+        throw error;
+      },
+    );
+    if (!stored) return;
+    const unused = checked.counted - (stored.ok ? stored.upload.size : 0);
+    await ctx.limits.uploads.giveBack(checked.conversationId, checked.address, unused);
+    if (stored.ok) return void res.status(201).json({ upload: stored.upload });
+    if (stored.reason === "too_large") {
+      // The rest is read off and dropped (never kept), as body-parser did, so the answer reaches the client;
+      // Node's requestTimeout bounds a body that never ends. The connection is not reused.
+      res.set("Connection", "close");
+      await drained(req);
+      throw tooLarge(maxBytes);
+    }
+    throw new HubError(400, "invalid_body", "the body is empty: send the file's bytes", [
+      { field: "(body)", message: "empty" },
+    ]);
   });
-  // A body that turned out larger than declared (or declared nothing): body-parser's own refusal, named.
-  router.use((error: unknown, _req: Request, _res: Response, next: NextFunction) =>
-    next((error as { type?: string }).type === "entity.too.large" ? tooLarge(maxBytes) : error),
-  );
   return router;
 }
+
+/** The body's chunks as they arrive; a body cut off before its end is an error, never a shorter file. */
+async function* bodyOf(req: Request): AsyncGenerator<Uint8Array> {
+  // Not destroyed when storing stops early: the refusal must still reach the client.
+  for await (const chunk of req.iterator({ destroyOnReturn: false })) yield chunk as Uint8Array;
+  if (!req.complete) throw new Error("the upload's body was cut off");
+}
+
+/** Once the rest of a body no one will store has been read and dropped. */
+function drained(req: Request): Promise<void> {
+  if (req.readableEnded || req.destroyed) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    req.once("end", resolve).once("close", resolve).once("error", resolve);
+    req.on("data", () => undefined).resume();
+  });
+}
+
+/** What the checks before the body found. */
+interface Checked {
+  conversationId: string;
+  mimeType: string;
+  name: string | undefined;
+  address: string;
+  /** The bytes counted against the budgets. */
+  counted: number;
+}
+
+/** Past an upload limit: 429 naming the setting and what it counts, with when to try again. */
+const uploadLimited = (verdict: Extract<UploadVerdict, { ok: false }>) =>
+  new HubError(
+    429,
+    verdict.setting.includes("BYTES") ? "upload_budget_exceeded" : "rate_limited",
+    `too many uploads: ${verdict.setting} (${verdict.counts}) is used up; try again later`,
+    [{ field: verdict.setting, message: verdict.counts }],
+    verdict.retryAfterMs,
+  );
 
 const tooLarge = (max: number) =>
   new HubError(413, "file_too_large", `the file is larger than WIDGET_UPLOAD_MAX_BYTES (${max} bytes)`, [

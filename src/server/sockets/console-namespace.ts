@@ -7,15 +7,31 @@ import type { HubContext } from "../../context.js";
 import { messageView } from "../../conversations/timeline.js";
 import { mediaLinks } from "../../media/media-links.js";
 import { principalOf } from "../auth.js";
+import { clientAddressOf } from "../client-address.js";
 
 const BATCH_MS = 100;
 
+/** A refused handshake past the limit: the client sees `connect_error` with this message and `data`. */
+const tooManyWrongKeys = (retryAfterMs: number) =>
+  Object.assign(new Error("too_many_failed_authentications"), {
+    data: { code: "too_many_failed_authentications", retryAfterMs },
+  });
+
 export function attachConsoleNamespace(ctx: HubContext): () => void {
   const namespace = ctx.realtime.console;
+  const addressOf = clientAddressOf(ctx.config.trustProxy);
+  // The console's key is guessed here as on /v1: wrong keys count against the address (key-failures.ts).
   namespace.use((socket, next) => {
     const key = ((socket.handshake.auth ?? {}) as { key?: unknown }).key;
-    const ok = typeof key === "string" && principalOf(`Bearer ${key}`, { human: ctx.config.secrets.consoleApiKey });
-    next(ok ? undefined : new Error("unauthorized"));
+    const address = addressOf(socket.request);
+    void (async () => {
+      if (typeof key !== "string" || key === "") return next(new Error("unauthorized"));
+      const blocked = await ctx.keyFailures.blocked(address);
+      if (!blocked.ok) return next(tooManyWrongKeys(blocked.retryAfterMs));
+      if (principalOf(`Bearer ${key}`, { human: ctx.config.secrets.consoleApiKey })) return next();
+      const counted = await ctx.keyFailures.failed(address);
+      next(counted.ok ? new Error("unauthorized") : tooManyWrongKeys(counted.retryAfterMs));
+    })().catch(next);
   });
   namespace.on("connection", (socket) => {
     void socket.join(CONSOLE_ROOM);

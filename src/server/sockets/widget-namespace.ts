@@ -13,7 +13,7 @@ import { isErased } from "../../conversations/erased.js";
 import type { HubContext } from "../../context.js";
 import { MAX_ATTACHMENTS } from "../../conversations/attachments.js";
 import { receiveUserMessage } from "../../conversations/inbound.js";
-import { filesText, uploadsOf } from "../../conversations/widget-uploads.js";
+import { attachUploads, filesText } from "../../conversations/widget-uploads.js";
 import { runningJobs, widgetHistory } from "../../conversations/widget-history.js";
 import { errorKey } from "../../log-throttle.js";
 import type { WidgetNamespace } from "../../realtime.js";
@@ -150,7 +150,7 @@ export function attachWidgetNamespace(ctx: HubContext): void {
         if (await isErased(ctx.sql, conversationId)) return reply(erased);
         const { text, clientId, payload: tapped } = parsed.data;
         const ids = parsed.data.attachments.map((attachment) => attachment.uploadId);
-        const { attachments, unknown } = await uploadsOf(ctx.sql, conversationId, ids);
+        const { attachments, unknown } = await attachUploads(ctx.sql, conversationId, ids, ctx.now());
         if (unknown.length > 0)
           return reply({
             error: {
