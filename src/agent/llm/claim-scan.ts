@@ -44,13 +44,14 @@ function isWordChar(text: string, at: number): boolean {
   if (code < 128) return isDigit(code) || isAsciiLetter(code) || code === 95;
   return WORD.test(text[at]!);
 }
-const SPACE = /\s/;
-const isSpace = (text: string, at: number) => at >= 0 && at < text.length && SPACE.test(text[at]!);
 
 // ---- Links ---------------------------------------------------------------------------------------------------
 
-/** Where a link stops: white space, quotes, brackets (a Markdown link's parenthesis), angle brackets, a backslash. */
-const LINK_STOP = new Set([..."<>\"'`()[]{}|\\^"]);
+/**
+ * A link's characters, up to white space, quotes, brackets (a Markdown link's parenthesis), angle brackets or a
+ * backslash: one character class repeated, from a fixed place (sticky), so it cannot backtrack.
+ */
+const LINK_RUN = /[^\s<>"'`()[\]{}|\\^]*/y;
 /** Punctuation that ends a sentence rather than the link. */
 const LINK_TRAIL = new Set([...".,;:!?*_~"]);
 
@@ -86,8 +87,8 @@ function linksIn(text: string): Found[] {
   for (let match = start.exec(text); match; match = start.exec(text)) {
     const from = match.index;
     if (isWordChar(text, from - 1) || (match[0].length === 4 && ".@/-".includes(text[from - 1] ?? ""))) continue;
-    let end = from + match[0].length;
-    while (end < text.length && !LINK_STOP.has(text[end]!) && !isSpace(text, end)) end++;
+    LINK_RUN.lastIndex = from + match[0].length;
+    let end = LINK_RUN.exec(text) ? LINK_RUN.lastIndex : from + match[0].length;
     while (end > from && LINK_TRAIL.has(text[end - 1]!)) end--;
     start.lastIndex = Math.max(end, from + 1);
     if (end <= from + match[0].length) continue;
@@ -102,11 +103,28 @@ const isLocalChar = (code: number) =>
   isDigit(code) || isAsciiLetter(code) || "._%+-".includes(String.fromCharCode(code));
 const isDomainChar = (code: number) => isDigit(code) || isAsciiLetter(code) || code === 45 || code === 46;
 
-/** A top-level domain: two letters or more. */
-function isTopLevel(label: string): boolean {
-  if (label.length < 2) return false;
-  for (let i = 0; i < label.length; i++) if (!isAsciiLetter(label.charCodeAt(i))) return false;
-  return true;
+/**
+ * Where an address's domain starting at `from` ends: whole labels (letters, digits, inner hyphens) joined by dots,
+ * up to the first that is not one, the last of them a top-level domain of two letters or more; -1 if none.
+ */
+function domainEnd(text: string, from: number, limit: number): number {
+  let best = -1;
+  let labels = 0;
+  let at = from;
+  while (at < limit) {
+    const start = at;
+    let letters = true;
+    while (at < limit && isDomainChar(text.charCodeAt(at)) && text.charCodeAt(at) !== 46) {
+      if (!isAsciiLetter(text.charCodeAt(at))) letters = false;
+      at++;
+    }
+    if (at === start || text.charCodeAt(start) === 45 || text.charCodeAt(at - 1) === 45) break;
+    labels++;
+    if (labels >= 2 && letters && at - start >= 2) best = at;
+    if (text.charCodeAt(at) !== 46) break;
+    at++;
+  }
+  return best;
 }
 
 /** The e-mail addresses outside the given spans (sorted): each `@` reads back and ahead to the next `@` at most. */
@@ -120,25 +138,10 @@ function emailsIn(text: string, links: Span[]): Found[] {
     while (from > 0 && isLocalChar(text.charCodeAt(from - 1))) from--;
     while (from < at && text[from] === ".") from++;
     if (from === at || (next > 0 && from < links[next - 1]!.end)) continue;
-    let end = at + 1;
     const limit = next < links.length ? links[next]!.start : text.length;
-    while (end < limit && isDomainChar(text.charCodeAt(end))) end++;
-    // The domain: whole labels, up to an empty one; the last label (2+ letters) ends it.
-    const labels = text.slice(at + 1, end).split(".");
-    const kept: string[] = [];
-    for (const label of labels) {
-      if (!label || label.startsWith("-") || label.endsWith("-")) break;
-      kept.push(label);
-    }
-    while (kept.length >= 2 && !isTopLevel(kept[kept.length - 1]!)) kept.pop();
-    if (kept.length < 2) continue;
-    const domain = kept.join(".");
-    found.push({
-      kind: "email",
-      start: from,
-      end: at + 1 + domain.length,
-      address: `${text.slice(from, at)}@${domain}`.toLowerCase(),
-    });
+    const end = domainEnd(text, at + 1, limit);
+    if (end < 0) continue;
+    found.push({ kind: "email", start: from, end, address: text.slice(from, end).toLowerCase() });
   }
   return found;
 }
@@ -373,6 +376,10 @@ function validSeparator(sep: string): boolean {
  * with spaces, dashes, dots or parentheses) states that number, and no amount inside it unless it also reads as
  * one number (`1.234.567`).
  */
+const NEXT_DIGIT = /[0-9]/g;
+/** The longest run of digits and separators read as a phone number or an amount. */
+const MAX_RUN = 64;
+
 function numbersIn(text: string, taken: Span[]): Found[] {
   const found: Found[] = [];
   let next = 0;
@@ -386,7 +393,14 @@ function numbersIn(text: string, taken: Span[]): Found[] {
       floor = Math.max(floor, taken[next]!.end);
       continue;
     }
-    if (!isDigit(text.charCodeAt(at))) continue;
+    if (!isDigit(text.charCodeAt(at))) {
+      // On to the next digit (one character class: constant work a position), or past the next span.
+      NEXT_DIGIT.lastIndex = at;
+      const digit = NEXT_DIGIT.exec(text);
+      const target = digit ? digit.index : text.length;
+      at = (next < taken.length ? Math.min(target, taken[next]!.start) : target) - 1;
+      continue;
+    }
     const limit = next < taken.length ? taken[next]!.start : text.length;
     const groups: string[] = [];
     const seps: string[] = [];
@@ -396,7 +410,9 @@ function numbersIn(text: string, taken: Span[]): Found[] {
     for (;;) {
       const from = end;
       while (end < limit && isDigit(text.charCodeAt(end))) end++;
-      groups.push(text.slice(from, end));
+      // Longer than any phone number or amount: a long number or a list, read to its end and stating neither.
+      if (end - at > MAX_RUN) groups.length = 0;
+      else groups.push(text.slice(from, end));
       let sepEnd = end;
       while (sepEnd < limit && sepEnd - end < 3 && SEP_CHARS.has(text[sepEnd]!)) sepEnd++;
       const sep = text.slice(end, sepEnd);
@@ -405,10 +421,10 @@ function numbersIn(text: string, taken: Span[]): Found[] {
       const opens = sep.includes("(");
       if (closes !== inParen || (opens && !shortGroupInParentheses(text, sepEnd, limit))) break;
       inParen = opens;
-      seps.push(sep);
+      if (end - at <= MAX_RUN) seps.push(sep);
       end = sepEnd;
     }
-    const facts = runFacts(text, at, end, groups, seps, runs++, floor, limit);
+    const facts = end - at > MAX_RUN ? [] : runFacts(text, at, end, groups, seps, runs++, floor, limit);
     if (facts.length > 0) floor = facts[facts.length - 1]!.end;
     found.push(...facts);
     at = end - 1;

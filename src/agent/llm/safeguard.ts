@@ -165,6 +165,8 @@ export function inventedClaims(reply: string, sources: Sources): Claim[] {
 }
 
 const isBlank = (char: string | undefined) => char === " " || char === "\t";
+/** Text with nothing for `tidy` to do: one character class, sticky, so it cannot backtrack. */
+const PLAIN = /[^ \t()[\]]*/y;
 
 /** The reply without those claims (wherever the reply states them), tidied where they stood. */
 export function withoutClaims(reply: string, claims: Claim[]): string {
@@ -215,7 +217,14 @@ function tidy(text: string): string {
     if (char === "[") open = out.length;
     else if (char === "]") open = -1;
     out.push(char);
-    at++;
+    // Plain text up to the next blank, parenthesis or bracket goes as one piece.
+    PLAIN.lastIndex = at + 1;
+    PLAIN.exec(text);
+    if (PLAIN.lastIndex > at + 1) {
+      out.push(text.slice(at + 1, PLAIN.lastIndex));
+      pair = null;
+    }
+    at = Math.max(PLAIN.lastIndex, at + 1);
   }
   return out.join("").trim();
 }
