@@ -426,7 +426,7 @@ function numbersIn(text: string, taken: Span[]): Found[] {
     }
     const facts = end - at > MAX_RUN ? [] : runFacts(text, at, end, groups, seps, runs++, floor, limit);
     if (facts.length > 0) floor = facts[facts.length - 1]!.end;
-    found.push(...facts);
+    for (const fact of facts) found.push(fact);
     at = end - 1;
   }
   return found;
