@@ -19,7 +19,14 @@ export function graphClient(baseUrl: string, version: string, accessToken: strin
     timeout: TIMEOUT_MS,
     headers: { Authorization: `Bearer ${accessToken}`, "Content-Type": "application/json" },
     validateStatus: () => true,
-    maxRedirects: 0,
+    // Not 0: that switches axios to its plain http transport, which changed the sends' timing enough to break
+    // WhatsApp pacing (meta-channels test). The first redirect is refused in `beforeRedirect` instead, before
+    // anything is sent to where it points.
+    maxRedirects: 1,
+    beforeRedirect: (_options, { statusCode, headers }) => {
+      const title = redirectRefusal("the Graph API", `${baseUrl}/`, statusCode, headers.location) ?? "";
+      throw Object.assign(new Error(title), { redirectStatus: statusCode });
+    },
   });
   return {
     async post<T>(path: string, body: unknown): Promise<GraphAnswer<T>> {
@@ -31,9 +38,24 @@ export function graphClient(baseUrl: string, version: string, accessToken: strin
         if (redirect) return { ok: false, error: { ...parseGraphError(response.status, undefined), title: redirect } };
         return { ok: false, error: parseGraphError(response.status, response.data) };
       } catch (error) {
+        const refused = refusedRedirectIn(error);
+        if (refused)
+          return {
+            ok: false,
+            error: { ...parseGraphError(refused.redirectStatus, undefined), title: refused.message },
+          };
         // No response at all: connection refused, reset, or timed out.
         return { ok: false, error: { ...parseGraphError(null, undefined), title: (error as Error).message } };
       }
     },
   };
+}
+
+/** The refusal `beforeRedirect` threw, wherever axios and follow-redirects wrapped it. */
+function refusedRedirectIn(error: unknown): (Error & { redirectStatus: number }) | undefined {
+  for (let cause = error; cause instanceof Error; cause = cause.cause) {
+    if (typeof (cause as { redirectStatus?: unknown }).redirectStatus === "number")
+      return cause as Error & { redirectStatus: number };
+  }
+  return undefined;
 }
