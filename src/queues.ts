@@ -29,6 +29,8 @@ export interface Queues {
   workerConnection(): ConnectionOptions;
   /** Every Redis connection of this process is ready (src/redis-watchdog.ts), not only the queues'. */
   isReady(): boolean;
+  /** The connections that are not (for /readyz's answer). */
+  notReady(): string[];
   close(): Promise<void>;
 }
 
@@ -102,6 +104,7 @@ export async function openQueues(
       return connection;
     },
     isReady: () => watch.ready(),
+    notReady: () => watch.notReady(),
     async close() {
       await Promise.all([cancels.close(), turns.close(), webhooks.close(), pushes.close()]);
       await Promise.all(connections.map((connection) => connection.quit().catch(() => connection.disconnect())));

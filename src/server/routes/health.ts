@@ -37,8 +37,11 @@ export function healthRoutes(ctx: HubContext): Router {
       new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), READY_DATABASE_WAIT_MS))),
     ]);
     clearTimeout(timer);
-    const redis = ctx.queues.isReady();
-    res.status(database && redis ? 200 : 503).json({ ok: database && redis, database, redis });
+    const waiting = ctx.queues.notReady();
+    const redis = waiting.length === 0;
+    res
+      .status(database && redis ? 200 : 503)
+      .json({ ok: database && redis, database, redis, ...(redis ? {} : { redis_waiting: waiting }) });
   });
   return router;
 }
