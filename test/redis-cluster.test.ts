@@ -227,7 +227,8 @@ describe("two hub processes on a Redis Cluster", () => {
     }
 
     const slow = load.readiness.filter((poll) => poll.status === "no answer" || poll.ms > 1000);
-    expect(slow, "readiness polls slower than 1 s").toEqual([]);
+    // Soft: the checks below are made and reported too.
+    expect.soft(slow, "readiness polls slower than 1 s").toEqual([]);
     expect(
       load.results.filter((r) => r.status !== 200).map((r) => `${r.text} ${r.status ?? "no answer"}`),
       "results never answered 200",

@@ -119,7 +119,8 @@ describe("Redis Sentinel", () => {
 
     // /readyz answered every poll within a second, on both processes, through every switch.
     const slow = load.readiness.filter((poll) => poll.status === "no answer" || poll.ms > 1000);
-    expect(slow, "readiness polls slower than 1 s").toEqual([]);
+    // Soft: the checks below are made and reported too.
+    expect.soft(slow, "readiness polls slower than 1 s").toEqual([]);
     const answered = load.answered();
     const missing = () => answered.filter((result) => load!.copiesAtWidget(result) === 0);
     await eventually(() => missing().length === 0, "every result answered 200 at its widget", 30_000).catch(
