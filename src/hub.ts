@@ -39,6 +39,7 @@ import { createJobWaiters } from "./jobs/job-waiters.js";
 import { createMetrics } from "./metrics.js";
 import { openQueues, type Queues } from "./queues.js";
 import { createRealtime } from "./realtime.js";
+import { createRedisWatch } from "./redis-watchdog.js";
 import { createApp } from "./server/app.js";
 import { demoBackendKey } from "./demo/demo-backend.js";
 import { databaseStartError, listenStartError } from "./start-up-errors.js";
@@ -91,7 +92,17 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
       folder === "missing" ? "no tool folder: the hub has no tools (set TOOLS_DIR)" : "no tool file in the tool folder",
     );
 
-  const queues: Queues = await openQueues(config.redis, config.queuePrefix);
+  const metrics = createMetrics();
+  // Every Redis connection of this process: an outage is logged once when it starts and once when it ends;
+  // in between, each connection lost (and each that ioredis gave up on and the hub opened again) is counted.
+  const redisWatch = createRedisWatch({
+    outage: (connection) =>
+      log.warn({ connection }, "Redis is not ready: /readyz answers 503 and callbacks are refused until it is"),
+    lost: (connection) => metrics.redisLost.inc({ connection }),
+    reopened: (connection) => metrics.redisReopened.inc({ connection }),
+    returned: (downMs) => log.info({ down_ms: downMs }, "Redis is ready again"),
+  });
+  const queues: Queues = await openQueues(config.redis, config.queuePrefix, redisWatch);
   let database: Database;
   try {
     database = await openDatabase({
@@ -114,7 +125,7 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
   }
   let publicUrl = config.publicUrl;
   const demoKey = demoBackendKey(config.secrets.callbackSecret);
-  const realtime = createRealtime(config.redis, config.queuePrefix);
+  const realtime = createRealtime(config.redis, config.queuePrefix, redisWatch);
   const widget = widgetChannel(realtime);
   const now = options.now ?? (() => new Date());
   const changes = createChanges((error) => log.warn({ err: error }, "a change listener failed"));
@@ -132,6 +143,7 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
     changes,
     redis: queues.redis,
     redisTarget: config.redis,
+    watch: redisWatch,
     prefix: queues.prefix,
     onError: (error) => warnRepeated(`job-events:${errorKey(error)}`, { err: error }, "job event not relayed"),
   });
@@ -155,7 +167,7 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
     queues,
     tools,
     realtime,
-    metrics: createMetrics(),
+    metrics,
     agent: config.agent
       ? httpAgent(config.agent)
       : config.llm

@@ -69,6 +69,14 @@ export function createMetrics() {
       "Outgoing event posts by endpoint (its position in the settings, never its URL) and outcome (delivered, retried, dropped)",
       ["endpoint", "outcome"],
     ),
+    redisLost: counter("hub_redis_connections_lost_total", "Redis connections of this process lost, by connection", [
+      "connection",
+    ]),
+    redisReopened: counter(
+      "hub_redis_reconnects_forced_total",
+      "Redis connections the client library gave up on and the hub opened again, by connection",
+      ["connection"],
+    ),
   };
 }
 

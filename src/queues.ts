@@ -3,6 +3,7 @@ import { Queue, type ConnectionOptions } from "bullmq";
 import type { TurnData } from "./delivery/turn-schedule.js";
 import type { PushJob } from "./push/push.js";
 import { openRedis, queuePrefixFor, type RedisTarget, type RedisClient } from "./redis-target.js";
+import { createRedisWatch, type RedisWatch } from "./redis-watchdog.js";
 import { redisStartError, StartUpError } from "./start-up-errors.js";
 
 export const QUEUE_NAMES = {
@@ -26,7 +27,10 @@ export interface Queues {
   pushes: Queue<PushJob>;
   /** A fresh connection for a Worker (BullMQ workers block, so each needs its own). */
   workerConnection(): ConnectionOptions;
+  /** Every Redis connection of this process is ready (src/redis-watchdog.ts), not only the queues'. */
   isReady(): boolean;
+  /** The connections that are not (for /readyz's answer). */
+  notReady(): string[];
   close(): Promise<void>;
 }
 
@@ -43,8 +47,15 @@ function redisOptions() {
   } as const;
 }
 
-/** Connects to Redis and fails fast with a clear message when none answers. */
-export async function openQueues(target: RedisTarget, prefix: string): Promise<Queues> {
+/**
+ * Connects to Redis and fails fast with a clear message when none answers. Its connections, and those the
+ * process opens later with the same `watch`, are kept open through a failover.
+ */
+export async function openQueues(
+  target: RedisTarget,
+  prefix: string,
+  watch: RedisWatch = createRedisWatch(),
+): Promise<Queues> {
   const probe = openRedis(target, {
     lazyConnect: true,
     maxRetriesPerRequest: 0,
@@ -63,11 +74,17 @@ export async function openQueues(target: RedisTarget, prefix: string): Promise<Q
   } finally {
     probe.disconnect();
   }
-  const redis = openRedis(target, redisOptions());
+  const redis = watch.watch(openRedis(target, redisOptions()), "queues");
   redis.on("error", () => {}); // reconnection is automatic; readiness is reported by /readyz
   const connections: RedisClient[] = [redis];
   const bullmqPrefix = queuePrefixFor(target, prefix);
-  const make = <T>(name: string) => new Queue<T>(name, { connection: redis, prefix: bullmqPrefix });
+  const make = <T>(name: string) => {
+    const queue = new Queue<T>(name, { connection: redis, prefix: bullmqPrefix });
+    // Its connection's errors, each of them (BullMQ prints them to stderr when nobody listens): an outage is
+    // logged once and counted by the watch instead.
+    queue.on("error", () => undefined);
+    return queue;
+  };
   const cancels = make(QUEUE_NAMES.cancels);
   const turns = make<TurnData>(QUEUE_NAMES.turns);
   const webhooks = make(QUEUE_NAMES.webhooks);
@@ -81,12 +98,13 @@ export async function openQueues(target: RedisTarget, prefix: string): Promise<Q
     webhooks,
     pushes,
     workerConnection() {
-      const connection = openRedis(target, redisOptions());
+      const connection = watch.watch(openRedis(target, redisOptions()), "worker");
       connection.on("error", () => {});
       connections.push(connection);
       return connection;
     },
-    isReady: () => redis.status === "ready",
+    isReady: () => watch.ready(),
+    notReady: () => watch.notReady(),
     async close() {
       await Promise.all([cancels.close(), turns.close(), webhooks.close(), pushes.close()]);
       await Promise.all(connections.map((connection) => connection.quit().catch(() => connection.disconnect())));

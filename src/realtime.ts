@@ -11,6 +11,7 @@ import type { Duplex } from "node:stream";
 import { createAdapter } from "@socket.io/redis-streams-adapter";
 import { Cluster } from "ioredis";
 import { openRedis, type RedisTarget, type RedisClient } from "./redis-target.js";
+import { createRedisWatch, type RedisWatch } from "./redis-watchdog.js";
 import { hubAdapter } from "./realtime-adapter.js";
 import { Server, type Namespace } from "socket.io";
 import {
@@ -46,8 +47,9 @@ export interface Realtime {
   close(): Promise<void>;
 }
 
-export function createRealtime(target: RedisTarget, prefix: string): Realtime {
-  const redis = openRedis(target, { maxRetriesPerRequest: null });
+export function createRealtime(target: RedisTarget, prefix: string, watch: RedisWatch = createRedisWatch()): Realtime {
+  // Watched before the duplicate below wraps it: the adapter's copies are watched too.
+  const redis = watch.watch(openRedis(target, { maxRetriesPerRequest: null }), "socket.io adapter");
   let accepting = true;
   /** The TCP connections upgraded to WebSocket: an HTTP server's own close does not end them. */
   const upgraded = new Set<Duplex>();

@@ -6,6 +6,7 @@
 // job events took 10–20 % off the sustained results/s of `bench:widget`.
 import { randomUUID } from "node:crypto";
 import { openRedis, type RedisTarget, type RedisClient } from "../redis-target.js";
+import type { RedisWatch } from "../redis-watchdog.js";
 import type { WidgetJob } from "../channels/widget/events.js";
 import type { Changes } from "../delivery/changes.js";
 import { publish } from "../delivery/effects.js";
@@ -31,13 +32,16 @@ export function relayJobEvents(options: {
   /** A connection to publish on (a subscribed one cannot). */
   redis: RedisClient;
   redisTarget: RedisTarget;
+  /** Keeps the subscriber open through a failover. */
+  watch?: RedisWatch;
   prefix: string;
   onError: (error: unknown) => void;
 }): JobEventRelay {
   const { changes, onError } = options;
   const channel = jobEventsChannel(options.prefix);
   const origin = randomUUID();
-  const subscriber = openRedis(options.redisTarget, { maxRetriesPerRequest: null });
+  const opened = openRedis(options.redisTarget, { maxRetriesPerRequest: null });
+  const subscriber = options.watch ? options.watch.watch(opened, "job events") : opened;
   subscriber.on("error", onError);
   subscriber.on("message", (_channel: string, text: string) => {
     let event: JobEvent;

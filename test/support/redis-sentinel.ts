@@ -19,6 +19,12 @@ export interface SentinelSet {
   primaryPort(): Promise<number>;
   /** SIGKILLs the current primary; resolves with its port. */
   killPrimary(): Promise<number>;
+  /**
+   * Starts again the node killed on `port`, as a replica of the current primary, and resolves once every
+   * sentinel counts it as a replica that could be promoted (so the next switch can go back to it). Not with
+   * a `front`.
+   */
+  revive(port: number): Promise<void>;
   /** Resolves once the sentinels name another primary than `port`, with the time it took. */
   waitForFailover(fromPort: number, timeoutMs?: number): Promise<number>;
   stop(): Promise<void>;
@@ -120,6 +126,21 @@ export async function startSentinelSet(options: SentinelOptions = {}): Promise<S
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
   const all = () => [...nodes, ...sentinels];
+  const sentinelAt = (port: number) => new Redis(port, "127.0.0.1", { maxRetriesPerRequest: 1 });
+  /** `SENTINEL replicas` as records (each entry is a flat list of names and values). */
+  const replicasSeenBy = async (port: number): Promise<Record<string, string>[]> => {
+    const client = sentinelAt(port);
+    try {
+      const entries = (await client.call("SENTINEL", "replicas", MASTER_NAME)) as string[][];
+      return entries.map((entry) => {
+        const record: Record<string, string> = {};
+        for (let i = 0; i + 1 < entry.length; i += 2) record[entry[i]!] = entry[i + 1]!;
+        return record;
+      });
+    } finally {
+      client.disconnect();
+    }
+  };
   return {
     sentinels: sentinels.map((s) => `127.0.0.1:${s.port}`).join(","),
     primaryPort: ask,
@@ -129,6 +150,31 @@ export async function startSentinelSet(options: SentinelOptions = {}): Promise<S
       const node = nodes.find((n) => n.port === (port === announced ? primary : port))!;
       node.child.kill("SIGKILL");
       return port;
+    },
+    async revive(port) {
+      if (options.front) throw new Error("revive: not with a front");
+      const index = nodes.findIndex((n) => n.port === port);
+      const primaryNow = await ask();
+      nodes[index] = {
+        port,
+        child: startRedis(["--port", String(port), ...base, "--replicaof", "127.0.0.1", String(primaryNow)]),
+      };
+      await answers(port);
+      const giveUpAt = Date.now() + 30_000;
+      for (;;) {
+        const seen = await Promise.all(sentinels.map((s) => replicasSeenBy(s.port).catch(() => [])));
+        const promotable = seen.every((replicas) =>
+          replicas.some(
+            (r) =>
+              Number(r.port) === port &&
+              !/s_down|o_down|disconnected/.test(r.flags ?? "") &&
+              r["master-link-status"] === "ok",
+          ),
+        );
+        if (promotable) return;
+        if (Date.now() > giveUpAt) throw new Error(`the sentinels did not take ${port} back as a replica`);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
     },
     async waitForFailover(fromPort, timeoutMs = 30_000) {
       const started = Date.now();

@@ -5,6 +5,9 @@ import type { HubContext } from "../../context.js";
 import { HubError } from "../../errors.js";
 import { requireBearer } from "../auth.js";
 
+/** How long /readyz waits for the database's answer (it answers within a second). */
+const READY_DATABASE_WAIT_MS = 700;
+
 export function healthRoutes(ctx: HubContext): Router {
   const router = Router();
   router.get("/healthz", (_req, res) => {
@@ -26,13 +29,23 @@ export function healthRoutes(ctx: HubContext): Router {
       res.type(ctx.metrics.registry.contentType).send(await ctx.metrics.registry.metrics());
     },
   );
+  // Answers within a second whatever waits: a database that does not answer in time is not ready (its pool
+  // may be held by work that waits for Redis); Redis is ready when every connection of this process is.
   router.get("/readyz", async (_req, res) => {
-    const database = await ctx.sql.query("SELECT 1").then(
-      () => true,
-      () => false,
-    );
-    const redis = ctx.queues.isReady();
-    res.status(database && redis ? 200 : 503).json({ ok: database && redis, database, redis });
+    let timer: NodeJS.Timeout | undefined;
+    const database = await Promise.race([
+      ctx.sql.query("SELECT 1").then(
+        () => true,
+        () => false,
+      ),
+      new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), READY_DATABASE_WAIT_MS))),
+    ]);
+    clearTimeout(timer);
+    const waiting = ctx.queues.notReady();
+    const redis = waiting.length === 0;
+    res
+      .status(database && redis ? 200 : 503)
+      .json({ ok: database && redis, database, redis, ...(redis ? {} : { redis_waiting: waiting }) });
   });
   return router;
 }
