@@ -15,11 +15,11 @@ export default defineConfig({
     setupFiles: ["./test/support/setup.ts"],
     projects: [
       {
-        extends: true,
+        extends: true as const,
         test: { name: "hub", include: ["test/**/*.test.ts"], exclude: [...configDefaults.exclude, ...FAILOVER] },
       },
       ...FAILOVER.map((file, index) => ({
-        extends: true,
+        extends: true as const,
         test: { name: file.replace(/^test\/|\.test\.ts$/g, ""), include: [file], sequence: { groupOrder: index + 1 } },
       })),
     ],
