@@ -27,9 +27,12 @@ export interface Queues {
   pushes: Queue<PushJob>;
   /** A fresh connection for a Worker (BullMQ workers block, so each needs its own). */
   workerConnection(): ConnectionOptions;
-  /** Every Redis connection of this process is ready (src/redis-watchdog.ts), not only the queues'. */
+  /**
+   * The queues' own connection is ready: what a commit owes (a turn, a webhook) can be queued now. Callbacks ask
+   * this, not every connection: a worker's or the adapter's still connecting after a start owes nothing.
+   */
   isReady(): boolean;
-  /** The connections that are not (for /readyz's answer). */
+  /** The connections of this process that are not ready (src/redis-watchdog.ts), for /readyz. */
   notReady(): string[];
   close(): Promise<void>;
 }
@@ -103,7 +106,7 @@ export async function openQueues(
       connections.push(connection);
       return connection;
     },
-    isReady: () => watch.ready(),
+    isReady: () => redis.status === "ready",
     notReady: () => watch.notReady(),
     async close() {
       await Promise.all([cancels.close(), turns.close(), webhooks.close(), pushes.close()]);
