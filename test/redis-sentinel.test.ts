@@ -118,27 +118,7 @@ describe("Redis Sentinel", () => {
     }
 
     // /readyz answered every poll within a second, on both processes, through every switch.
-    const slow = load.readiness.filter((poll) => poll.status === "no answer" || poll.ms > 1000);
-    // Soft: the checks below are made and reported too.
-    expect.soft(slow, "readiness polls slower than 1 s").toEqual([]);
-    const answered = load.answered();
-    const missing = () => answered.filter((result) => load!.copiesAtWidget(result) === 0);
-    await eventually(() => missing().length === 0, "every result answered 200 at its widget", 30_000).catch(
-      (error: unknown) => {
-        for (const result of missing())
-          console.log(`missing at its widget: ${result.text}, posted to ${result.to} at ${result.postedAt}`);
-        throw error;
-      },
-    );
-    for (const result of answered) expect(load.copiesAtWidget(result), result.text).toBe(1);
-    // One reply per result in the store too.
-    const replies = await load.storedReplies(hub.url());
-    for (const result of answered)
-      expect(
-        replies.filter((text) => text.includes(result.text)),
-        result.text,
-      ).toHaveLength(1);
-    await eventually(() => load!.conversations.every(({ client }) => client.socket.connected), "widgets connected");
+    await load.expectEachDeliveredOnce(hub.url());
     // Every result was answered 200 in the end (503 or no answer while Redis moved, then 200 once committed).
     // Each process said so when Redis went (once per outage, not once per error), and when it came back.
     const said = (text: string) =>
@@ -161,7 +141,7 @@ describe("Redis Sentinel", () => {
           )
           .join("; ") +
         `. Outages logged ${outages.join("/")} times, returns ${said("Redis is ready again").join("/")} times. ` +
-        `${answered.length} results answered 200, each delivered once (${notAnswered.length} not answered 200); ` +
+        `${load.answered().length} results answered 200, each delivered once (${notAnswered.length} not answered 200); ` +
         `retried answers: ${JSON.stringify(Object.fromEntries(load.retries))}; slowest /readyz ` +
         `${Math.max(...load.readiness.map((poll) => poll.ms))} ms of ${load.readiness.length} polls`,
     );

@@ -5,6 +5,7 @@
 // polled all along. The test judges what it recorded.
 import { spawn, type ChildProcess } from "node:child_process";
 import { createInterface } from "node:readline";
+import { expect } from "vitest";
 import { eventually } from "./services.js";
 import type { ToolBackend } from "./tool-backend.js";
 import { HUB_API_KEY } from "./test-hub.js";
@@ -161,6 +162,33 @@ export class FailoverLoad {
       }),
     );
     return texts.flat();
+  }
+
+  /**
+   * The judgement both failover tests make at the end: /readyz answered every poll within a second (soft, so the
+   * rest is reported too); every result answered 200 reached its widget exactly once and is stored once (read
+   * through the process at `storeUrl`); every widget is connected.
+   */
+  async expectEachDeliveredOnce(storeUrl: string): Promise<void> {
+    const slow = this.readiness.filter((poll) => poll.status === "no answer" || poll.ms > 1000);
+    expect.soft(slow, "readiness polls slower than 1 s").toEqual([]);
+    const answered = this.answered();
+    const missing = () => answered.filter((result) => this.copiesAtWidget(result) === 0);
+    await eventually(() => missing().length === 0, "every result answered 200 at its widget", 30_000).catch(
+      (error: unknown) => {
+        for (const result of missing())
+          console.log(`missing at its widget: ${result.text}, posted to ${result.to} at ${result.postedAt}`);
+        throw error;
+      },
+    );
+    for (const result of answered) expect(this.copiesAtWidget(result), result.text).toBe(1);
+    const replies = await this.storedReplies(storeUrl);
+    for (const result of answered)
+      expect(
+        replies.filter((text) => text.includes(result.text)),
+        result.text,
+      ).toHaveLength(1);
+    await eventually(() => this.conversations.every(({ client }) => client.socket.connected), "widgets connected");
   }
 
   private countRetry(why: string): void {
