@@ -63,8 +63,8 @@ for (const [name, reply] of Object.entries(replies)) {
   for (let run = -3; run < runs; run++) {
     const spent = timed(() => {
       const made = inventedClaims(reply, sources);
-      invented = made.length;
-      if (made.length > 0) withoutClaims(reply, made);
+      invented = made.places.count;
+      if (made.claims.length > 0) withoutClaims(reply, made);
     });
     const floor = timed(() => reply.match(DIGITS)?.length);
     if (run >= 0) {

@@ -36,18 +36,23 @@ describe("the safeguard on what a model invents", () => {
   ];
   for (const { reply, invented } of cases) {
     it(`"${reply}" → ${invented.length ? invented.join(", ") : "nothing made up"}`, () => {
-      expect(inventedClaims(reply, sources).map((claim) => claim.text)).toEqual(invented);
+      expect(inventedClaims(reply, sources).claims.map((claim) => claim.text)).toEqual(invented);
     });
   }
 
   it("removes what stays made up and tidies where it stood", () => {
-    const reply = "Book at https://book.example/x or call +56 2 2222 3333.";
-    const claims = claimsIn(reply);
-    expect(claims.map((claim) => claim.kind)).toEqual(["link", "phone"]);
-    expect(withoutClaims(reply, claims)).toBe("Book at or call.");
-    expect(withoutClaims("Here: [book](https://book.example/x)", claimsIn("https://book.example/x"))).toBe(
-      "Here: book",
-    );
+    const reply = "Book at https://book.example/x or call +56 2 2222 3333, or at https://book.example/x.";
+    const madeUp = inventedClaims(reply, sourcesOf([]));
+    // Each different claim named once; every place it stands cut.
+    expect(madeUp.claims).toEqual([
+      { kind: "link", text: "https://book.example/x" },
+      { kind: "phone", text: "+56 2 2222 3333" },
+    ]);
+    expect(madeUp.places.count).toBe(3);
+    expect(withoutClaims(reply, madeUp)).toBe("Book at or call, or at.");
+    // A link's words lose their brackets; brackets the link did not close stay as written.
+    const markdown = "Here: [book](https://book.example/x), [[x] y](https://book.example/x) and [more] now";
+    expect(withoutClaims(markdown, inventedClaims(markdown, sourcesOf([])))).toBe("Here: book, [[x] y] and [more] now");
   });
 });
 
@@ -159,10 +164,16 @@ describe("the safeguard compares each kind whole", () => {
     { source: "Total: USD 1,250.50", reply: "You pay US$1.250,50 or $1250.5", invented: [] },
     { source: "Total: USD 1,250.50", reply: "You pay $1250", invented: ["$1250"] },
     { source: "2 million pesos", reply: "You get $2.000.000 or 2 millones de pesos", invented: [] },
+    // A currency a number follows is that number's, not the mark of the one before.
+    { source: "Fee: $10", reply: "It costs $10 $20", invented: ["$20"] },
+    { source: "USD 10", reply: "USD 10 USD 5000", invented: ["USD 5000"] },
+    { source: "10 €", reply: "10 € 20 €", invented: ["20 €"] },
+    // Words are looked up as words: `toString` is no currency prefix or multiplier.
+    { source: "$5", reply: "toString$5, 5 toString, 7 valueOf", invented: [] },
   ];
   for (const { source, reply, invented } of cases) {
     it(`from "${source}": "${reply}" → ${invented.length ? invented.join(", ") : "nothing made up"}`, () => {
-      expect(inventedClaims(reply, sourcesOf([source])).map((claim) => claim.text)).toEqual(invented);
+      expect(inventedClaims(reply, sourcesOf([source])).claims.map((claim) => claim.text)).toEqual(invented);
     });
   }
 });
@@ -280,7 +291,7 @@ describe("what the safeguard counts as a source", () => {
   for (const { name, entries, reply, invented } of cases) {
     it(`${name}: ${invented.length ? invented.join(", ") + " made up" : "nothing made up"}`, () => {
       const sources = safeguardSources("Be kind.", entries);
-      expect(inventedClaims(reply, sources).map((claim) => claim.text)).toEqual(invented);
+      expect(inventedClaims(reply, sources).claims.map((claim) => claim.text)).toEqual(invented);
     });
   }
 });
@@ -300,9 +311,8 @@ describe("the safeguard reads hostile text in one pass", () => {
   ];
   for (const text of hostile) {
     it(`${JSON.stringify(text.slice(0, 16))}… (${text.length} characters): every claim a source of its own`, () => {
-      const claims = claimsIn(text);
-      expect(inventedClaims(text, sourcesOf([text]))).toEqual([]);
-      expect(withoutClaims(text, claims).length).toBeLessThanOrEqual(text.length);
+      expect(inventedClaims(text, sourcesOf([text])).claims).toEqual([]);
+      expect(withoutClaims(text, inventedClaims(text, sourcesOf([]))).length).toBeLessThanOrEqual(text.length);
     });
   }
 
@@ -326,14 +336,14 @@ describe("the safeguard reads hostile text in one pass", () => {
           expect(at).toBeGreaterThanOrEqual(from);
           from = at + claim.text.length;
         }
-        expect(inventedClaims(text, sourcesOf([text]))).toEqual([]);
+        expect(inventedClaims(text, sourcesOf([text])).claims).toEqual([]);
       }),
       { numRuns: 2000 },
     );
     const long = fc.array(piece, { minLength: 20_000, maxLength: 30_000 }).map((pieces) => pieces.join(""));
     fc.assert(
       fc.property(long, (text) => {
-        expect(inventedClaims(text, sourcesOf([text]))).toEqual([]);
+        expect(inventedClaims(text, sourcesOf([text])).claims).toEqual([]);
       }),
       { numRuns: 5 },
     );

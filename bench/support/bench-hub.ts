@@ -4,7 +4,7 @@ import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import type { Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import express from "express";
@@ -194,6 +194,17 @@ export async function runJson(
 /** Where the floor lives: a service of the same parts with nothing on top (its own server and load scripts). */
 const FLOOR_DIR = path.resolve(process.env.FLOOR_DIR ?? "../shared/floor");
 
+/** A port nothing listens on now (the floor takes a port number; a random one once hit another service's). */
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  probe.listen(0);
+  await once(probe, "listening");
+  const { port } = probe.address() as AddressInfo;
+  probe.close();
+  await once(probe, "close");
+  return port;
+}
+
 /** The floor: the same parts with nothing on top, on its own database. */
 export async function withFloor<T>(work: (url: string) => Promise<T>): Promise<T | undefined> {
   const floorDir = FLOOR_DIR;
@@ -204,7 +215,7 @@ export async function withFloor<T>(work: (url: string) => Promise<T>): Promise<T
   await admin.end();
   const floorPg = new URL(BASE_DATABASE_URL);
   floorPg.pathname = "/floor";
-  const port = 4100 + Math.floor(Math.random() * 800);
+  const port = await freePort();
   const server = spawn(process.execPath, [path.join(floorDir, "server.mjs")], {
     env: {
       ...process.env,

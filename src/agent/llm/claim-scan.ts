@@ -1,7 +1,9 @@
 // Finds the links, e-mail addresses, phone numbers and amounts of money a text states, for the safeguard
 // (safeguard.ts), which reads replies and sources with the same scan. Every scan moves forward and looks back or
 // ahead a bounded number of characters: no regular expression here can backtrack, so a text of n characters
-// costs O(n), whatever it holds (100 kB of hostile text in a few milliseconds: bench/safeguard.ts).
+// costs O(n), whatever it holds (100 kB of hostile text in a few milliseconds: bench/safeguard.ts). What is found
+// is handed to a visitor as it is read, not collected: a reader that keeps little (a reply's made-up claims, a
+// source's keys) leaves only short-lived objects behind, which is what keeps tens of thousands of claims cheap.
 
 export interface Span {
   start: number;
@@ -82,6 +84,8 @@ function linkKey(raw: string): LinkKey | null {
 
 function linksIn(text: string): Found[] {
   const found: Found[] = [];
+  // A reply repeats its links: each is parsed once.
+  const keys = new Map<string, LinkKey | null>();
   // Fixed-length alternatives: constant work at each position; the scan resumes after each link.
   const start = /https?:\/\/|www\./gi;
   for (let match = start.exec(text); match; match = start.exec(text)) {
@@ -92,7 +96,10 @@ function linksIn(text: string): Found[] {
     while (end > from && LINK_TRAIL.has(text[end - 1]!)) end--;
     start.lastIndex = Math.max(end, from + 1);
     if (end <= from + match[0].length) continue;
-    found.push({ kind: "link", start: from, end, key: linkKey(text.slice(from, end)) });
+    const raw = text.slice(from, end);
+    let key = keys.get(raw);
+    if (key === undefined) keys.set(raw, (key = linkKey(raw)));
+    found.push({ kind: "link", start: from, end, key });
   }
   return found;
 }
@@ -148,71 +155,72 @@ function emailsIn(text: string, links: Span[]): Found[] {
 
 // ---- Numbers: phone numbers and amounts ---------------------------------------------------------------------------
 
-const SYMBOLS: Record<string, readonly string[]> = {
-  "€": ["EUR"],
-  "£": ["GBP"],
-  "¥": ["JPY", "CNY"],
-  "₹": ["INR"],
-};
+// Maps, not object literals: a word like `toString` must find nothing.
+const SYMBOLS = new Map<string, readonly string[]>([
+  ["€", ["EUR"]],
+  ["£", ["GBP"]],
+  ["¥", ["JPY", "CNY"]],
+  ["₹", ["INR"]],
+]);
 const DOLLARS = ["USD", "CAD", "AUD", "NZD", "SGD", "HKD"];
 const PESOS = ["CLP", "MXN", "ARS", "COP", "UYU"];
 /** `$` alone: a dollar or a peso. */
 const DOLLAR_SIGN = [...DOLLARS, ...PESOS];
 /** Letters written right before `$`. */
-const DOLLAR_PREFIXES: Record<string, readonly string[]> = {
-  US: ["USD"],
-  R: ["BRL"],
-  C: ["CAD"],
-  CA: ["CAD"],
-  A: ["AUD"],
-  AU: ["AUD"],
-  NZ: ["NZD"],
-  HK: ["HKD"],
-  S: ["SGD"],
-  MX: ["MXN"],
-  CLP: ["CLP"],
-  COL: ["COP"],
-};
+const DOLLAR_PREFIXES = new Map<string, readonly string[]>([
+  ["US", ["USD"]],
+  ["R", ["BRL"]],
+  ["C", ["CAD"]],
+  ["CA", ["CAD"]],
+  ["A", ["AUD"]],
+  ["AU", ["AUD"]],
+  ["NZ", ["NZD"]],
+  ["HK", ["HKD"]],
+  ["S", ["SGD"]],
+  ["MX", ["MXN"]],
+  ["CLP", ["CLP"]],
+  ["COL", ["COP"]],
+]);
 const CODES = new Set([...DOLLARS, ...PESOS, "EUR", "GBP", "JPY", "CNY", "INR", "BRL", "PEN", "CHF"]);
-const WORDS: Record<string, readonly string[]> = {
-  dollar: DOLLARS,
-  dollars: DOLLARS,
-  dólar: DOLLARS,
-  dólares: DOLLARS,
-  dolares: DOLLARS,
-  peso: PESOS,
-  pesos: PESOS,
-  euro: ["EUR"],
-  euros: ["EUR"],
-  pound: ["GBP"],
-  pounds: ["GBP"],
-  libras: ["GBP"],
-  yen: ["JPY"],
-  yuan: ["CNY"],
-  real: ["BRL"],
-  reais: ["BRL"],
-  reales: ["BRL"],
-  sol: ["PEN"],
-  soles: ["PEN"],
-  rupees: ["INR"],
-  francs: ["CHF"],
-};
+const WORDS = new Map<string, readonly string[]>([
+  ["dollar", DOLLARS],
+  ["dollars", DOLLARS],
+  ["dólar", DOLLARS],
+  ["dólares", DOLLARS],
+  ["dolares", DOLLARS],
+  ["peso", PESOS],
+  ["pesos", PESOS],
+  ["euro", ["EUR"]],
+  ["euros", ["EUR"]],
+  ["pound", ["GBP"]],
+  ["pounds", ["GBP"]],
+  ["libras", ["GBP"]],
+  ["yen", ["JPY"]],
+  ["yuan", ["CNY"]],
+  ["real", ["BRL"]],
+  ["reais", ["BRL"]],
+  ["reales", ["BRL"]],
+  ["sol", ["PEN"]],
+  ["soles", ["PEN"]],
+  ["rupees", ["INR"]],
+  ["francs", ["CHF"]],
+]);
 /** Powers of ten a word after a number stands for (`$45k`, `2 millones`); `m` and `M` only beside a currency. */
-const MULTIPLIERS: Record<string, number> = {
-  k: 3,
-  K: 3,
-  mil: 3,
-  m: 6,
-  M: 6,
-  MM: 6,
-  mn: 6,
-  million: 6,
-  millions: 6,
-  millón: 6,
-  millon: 6,
-  millones: 6,
-  bn: 9,
-};
+const MULTIPLIERS = new Map<string, number>([
+  ["k", 3],
+  ["K", 3],
+  ["mil", 3],
+  ["m", 6],
+  ["M", 6],
+  ["MM", 6],
+  ["mn", 6],
+  ["million", 6],
+  ["millions", 6],
+  ["millón", 6],
+  ["millon", 6],
+  ["millones", 6],
+  ["bn", 9],
+]);
 const LONGEST_WORD = 9;
 
 /** The letters of a word starting at `at` (at most a short word's worth), or null when longer or glued on. */
@@ -242,25 +250,31 @@ function currencyBefore(text: string, at: number): { currencies: readonly string
   const mark = text[end - 1];
   if (mark === "$") {
     const prefix = wordBefore(text, end - 1);
-    const known = prefix && DOLLAR_PREFIXES[prefix.word];
+    const known = prefix && DOLLAR_PREFIXES.get(prefix.word);
     return known ? { currencies: known, start: prefix.start } : { currencies: DOLLAR_SIGN, start: end - 1 };
   }
-  if (mark && SYMBOLS[mark]) return { currencies: SYMBOLS[mark], start: end - 1 };
+  const symbol = mark && SYMBOLS.get(mark);
+  if (symbol) return { currencies: symbol, start: end - 1 };
   const word = wordBefore(text, end);
   if (word && CODES.has(word.word)) return { currencies: [word.word], start: word.start };
   return null;
 }
 
-/** What follows a number ending at `at`: a multiplier and a currency, each optional, and where they end. */
+/**
+ * What follows a number ending at `at`: a multiplier and a currency, each optional, and where they end. After a
+ * number written with its currency first, a currency that a number follows is that number's (`$10 $20`, `USD 10
+ * USD 20`), not a second mark of this one.
+ */
 function suffixAfter(
   text: string,
   at: number,
+  prefixed: boolean,
 ): { power: number; currencies: readonly string[] | null; end: number; unit: boolean } {
   let end = at;
   let power = 0;
   let unit = false;
   let word = wordAt(text, skipSpace(text, end));
-  const multiplier = word === null ? undefined : MULTIPLIERS[word];
+  const multiplier = word === null ? undefined : MULTIPLIERS.get(word);
   if (word && multiplier !== undefined) {
     power = multiplier;
     unit = true;
@@ -268,22 +282,18 @@ function suffixAfter(
     // "2 millones de pesos"
     if (text.startsWith(" de ", end)) {
       const after = wordAt(text, end + 4);
-      if (after && WORDS[after.toLowerCase()]) end += 3;
+      if (after && WORDS.has(after.toLowerCase())) end += 3;
     }
     word = wordAt(text, skipSpace(text, end));
   }
   const from = skipSpace(text, end);
   const mark = text[from];
-  if (mark === "$" || (mark && SYMBOLS[mark]))
-    return { power, currencies: mark === "$" ? DOLLAR_SIGN : SYMBOLS[mark]!, end: from + 1, unit: true };
-  if (word && (CODES.has(word) || WORDS[word.toLowerCase()]))
-    return {
-      power,
-      currencies: CODES.has(word) ? [word] : WORDS[word.toLowerCase()]!,
-      end: from + word.length,
-      unit: true,
-    };
-  return { power, currencies: null, end, unit };
+  const symbol = mark === "$" ? DOLLAR_SIGN : mark && SYMBOLS.get(mark);
+  const named = !symbol && word ? (CODES.has(word) ? [word] : WORDS.get(word.toLowerCase())) : undefined;
+  const markEnd = symbol ? from + 1 : named ? from + word!.length : -1;
+  if (markEnd < 0 || (prefixed && isDigit(text.charCodeAt(skipSpace(text, markEnd)))))
+    return { power, currencies: null, end, unit };
+  return { power, currencies: (symbol || named)!, end: markEnd, unit: true };
 }
 
 /** `45.000` → 45000, `1,250.50` → 1250.5, `1.250,50` → 1250.5, `45'000` → 45000; null when no number reads so. */
@@ -343,46 +353,65 @@ function countryCodeLength(digits: string): number {
   return TWO_DIGIT_CODES.has(digits.slice(0, 2)) ? 2 : 3;
 }
 
-const SEP_CHARS = new Set([..." -.,'()\u00a0\u202f\u2009\u2011\u2013"]);
-const STRONG_CHARS = new Set([..." -()\u2011\u2013"]);
-const PHONE_CHARS = new Set([..." -.()\u2011\u2013"]);
+// What the number scan asks of a character, as bits looked up by its code (no string made, nothing hashed).
+/** Joins the groups of a run of digits. */
+const SEPARATOR = 1;
+/** A separator of phone numbers, never of one amount's groups: a space, a dash, a parenthesis. */
+const STRONG = 2;
+/** A separator a phone number may be written with. */
+const PHONE = 4;
+/** Glues a number to a word (`ord-5000`, `v1.2`, `a/7`). */
+const GLUE = 8;
+/** Between two digits, a time, a date or a ratio. */
+const TIME = 16;
+const ASCII_CLASSES = new Uint8Array(128);
+const WIDE_CLASSES = new Map<number, number>();
+function setClass(chars: string, bit: number): void {
+  for (const char of chars) {
+    const code = char.charCodeAt(0);
+    if (code < 128) ASCII_CLASSES[code]! |= bit;
+    else WIDE_CLASSES.set(code, (WIDE_CLASSES.get(code) ?? 0) | bit);
+  }
+}
+setClass(" -.,'()\u00a0\u202f\u2009\u2011\u2013", SEPARATOR);
+setClass(" -()\u2011\u2013", STRONG);
+setClass(" -.()\u2011\u2013", PHONE);
+setClass("-._/\\", GLUE);
+setClass(":/", TIME);
+/** The classes of the character at `at` (none past either end). */
+function classAt(text: string, at: number): number {
+  const code = text.charCodeAt(at);
+  return code < 128 ? ASCII_CLASSES[code]! : (WIDE_CLASSES.get(code) ?? 0);
+}
 const WEAK_SPACES = new Set(["\u00a0", "\u202f", "\u2009", "'"]);
 
-function hasStrong(sep: string): boolean {
-  for (let i = 0; i < sep.length; i++) if (STRONG_CHARS.has(sep[i]!)) return true;
-  return false;
-}
-
-function phoneSeparator(sep: string): boolean {
-  for (let i = 0; i < sep.length; i++) if (!PHONE_CHARS.has(sep[i]!)) return false;
+function allHave(sep: string, bit: number): boolean {
+  for (let i = 0; i < sep.length; i++) if (!(classAt(sep, i) & bit)) return false;
   return true;
 }
+function someHas(sep: string, bit: number): boolean {
+  for (let i = 0; i < sep.length; i++) if (classAt(sep, i) & bit) return true;
+  return false;
+}
+const hasStrong = (sep: string) => someHas(sep, STRONG);
+const phoneSeparator = (sep: string) => allHave(sep, PHONE);
 
 /** One separator between two digits, or two or three of ` -()` with at least one that is not a space. */
-function validSeparator(sep: string): boolean {
-  if (sep.length === 1) return true;
-  let strong = false;
-  for (const char of sep) {
-    if (!STRONG_CHARS.has(char)) return false;
-    if (char !== " ") strong = true;
-  }
-  return strong;
-}
+const validSeparator = (sep: string) => sep.length === 1 || (allHave(sep, STRONG) && sep.trim() !== "");
+
+/** The longest run of digits and separators read as a phone number or an amount. */
+const MAX_RUN = 64;
 
 /**
  * The numbers of a text outside the given spans (sorted): digits joined by separators into runs, each read once.
  * A run glued to a word (`ord_5000`, `480Z`, `#7000`, `8c0f5000-1a2b`), beside a `:` or `/` and a digit (times,
  * dates, ratios), a date, or a percentage states no amount; one that reads as a phone number (7–15 digits, written
  * with spaces, dashes, dots or parentheses) states that number, and no amount inside it unless it also reads as
- * one number (`1.234.567`).
+ * one number (`1.234.567`). The spans' items are visited too, each before a number at its place: all in text order.
  */
-const NEXT_DIGIT = /[0-9]/g;
-/** The longest run of digits and separators read as a phone number or an amount. */
-const MAX_RUN = 64;
-
-function numbersIn(text: string, taken: Span[]): Found[] {
-  const found: Found[] = [];
+function numbersIn(text: string, taken: Found[], visit: (found: Found) => void): void {
   let next = 0;
+  let shown = 0;
   let runs = 0;
   // Where the last number's facts end: a currency between two numbers belongs to the first.
   let floor = 0;
@@ -394,11 +423,10 @@ function numbersIn(text: string, taken: Span[]): Found[] {
       continue;
     }
     if (!isDigit(text.charCodeAt(at))) {
-      // On to the next digit (one character class: constant work a position), or past the next span.
-      NEXT_DIGIT.lastIndex = at;
-      const digit = NEXT_DIGIT.exec(text);
-      const target = digit ? digit.index : text.length;
-      at = (next < taken.length ? Math.min(target, taken[next]!.start) : target) - 1;
+      // On to the next digit, or to the next span.
+      const limit = next < taken.length ? taken[next]!.start : text.length;
+      while (at < limit && !isDigit(text.charCodeAt(at))) at++;
+      at--;
       continue;
     }
     const limit = next < taken.length ? taken[next]!.start : text.length;
@@ -414,9 +442,10 @@ function numbersIn(text: string, taken: Span[]): Found[] {
       if (end - at > MAX_RUN) groups.length = 0;
       else groups.push(text.slice(from, end));
       let sepEnd = end;
-      while (sepEnd < limit && sepEnd - end < 3 && SEP_CHARS.has(text[sepEnd]!)) sepEnd++;
+      while (sepEnd < limit && sepEnd - end < 3 && classAt(text, sepEnd) & SEPARATOR) sepEnd++;
+      if (sepEnd === end || sepEnd >= limit || !isDigit(text.charCodeAt(sepEnd))) break;
       const sep = text.slice(end, sepEnd);
-      if (sepEnd === end || sepEnd >= limit || !isDigit(text.charCodeAt(sepEnd)) || !validSeparator(sep)) break;
+      if (!validSeparator(sep)) break;
       const closes = sep.includes(")");
       const opens = sep.includes("(");
       if (closes !== inParen || (opens && !shortGroupInParentheses(text, sepEnd, limit))) break;
@@ -424,12 +453,17 @@ function numbersIn(text: string, taken: Span[]): Found[] {
       if (end - at <= MAX_RUN) seps.push(sep);
       end = sepEnd;
     }
-    const facts = end - at > MAX_RUN ? [] : runFacts(text, at, end, groups, seps, runs++, floor, limit);
-    if (facts.length > 0) floor = facts[facts.length - 1]!.end;
-    for (const fact of facts) found.push(fact);
+    if (end - at <= MAX_RUN) {
+      const facts = runFacts(text, at, end, groups, seps, runs++, floor, limit);
+      for (const fact of facts) {
+        while (shown < taken.length && taken[shown]!.start <= fact.start) visit(taken[shown++]!);
+        visit(fact);
+        floor = fact.end;
+      }
+    }
     at = end - 1;
   }
-  return found;
+  while (shown < taken.length) visit(taken[shown++]!);
 }
 
 /** After a `(` at `at - 1`: one to four digits, then `)`. */
@@ -456,19 +490,19 @@ function runFacts(
   const before = text[start - 1];
   const written = plus ? null : currencyBefore(text, from);
   const currency = written && written.start >= floor ? written : null;
-  const read = suffixAfter(text, end);
+  const read = suffixAfter(text, end, currency !== null);
   // A currency or multiplier inside the link or address that follows is not this number's.
   const suffix = read.end <= limit ? read : { power: 0, currencies: null, end, unit: false };
   // Glued to a word before (an id), unless that word is the currency (`USD5000`).
   if (!currency && isWordChar(text, start - 1)) return [];
-  if (before === "#" || ("-._/\\".includes(before ?? "") && isWordChar(text, start - 2))) return [];
+  if (before === "#" || (classAt(text, start - 1) & GLUE && isWordChar(text, start - 2))) return [];
   const after = text[end];
   const gluedAfter =
-    (isWordChar(text, end) && !suffix.unit) || ("-._/\\".includes(after ?? "") && isWordChar(text, end + 1));
+    (isWordChar(text, end) && !suffix.unit) || (classAt(text, end) & GLUE && isWordChar(text, end + 1));
   if (gluedAfter && !currency) return [];
   const timeLike =
-    (":/".includes(before ?? "") && isDigit(text.charCodeAt(start - 2))) ||
-    (":/".includes(after ?? "") && isDigit(text.charCodeAt(end + 1)));
+    (classAt(text, start - 1) & TIME && isDigit(text.charCodeAt(start - 2))) ||
+    (classAt(text, end) & TIME && isDigit(text.charCodeAt(end + 1)));
   const date =
     groups.length === 3 &&
     seps[0] === seps[1] &&
@@ -542,12 +576,14 @@ function runFacts(
   return facts;
 }
 
-/** Everything a text states, in the order it comes: links, then addresses outside them, then numbers outside both. */
-export function scan(text: string): Found[] {
+/**
+ * Everything a text states, in the order it comes, each handed to `visit` as it is read: links, addresses outside
+ * them, and numbers outside both (the facts of one run of digits one after another, with the same `run`).
+ */
+export function scan(text: string, visit: (found: Found) => void): void {
   const links = linksIn(text);
   const emails = emailsIn(text, links);
-  const taken = merged(links, emails);
-  return merged(taken, numbersIn(text, taken));
+  numbersIn(text, merged(links, emails), visit);
 }
 
 /** Two lists in text order as one. */

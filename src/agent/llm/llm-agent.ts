@@ -34,6 +34,9 @@ import { timelineEntries } from "./timeline-entries.js";
 import { withFiles, type TranscriptFileDeps } from "./transcript-files.js";
 import { appendNotices, buildTranscript, noticeMessages, placeholder, type HubNotice } from "./transcript.js";
 
+/** How many different removed claims a reply's timeline entry records (`data.safeguard.removed`). */
+const MAX_RECORDED_CLAIMS = 100;
+
 /** The hub's notice of a hand-back (it has no words of its own in the timeline). */
 export const HANDED_BACK: HubNotice = {
   event: "handed back",
@@ -260,7 +263,7 @@ export function llmAgent(config: LlmConfig, getCtx: () => LlmAgentDeps): AgentPo
           seen.results.length > 0 ? await timelineEntries(ctx.sql, conversationId) : entries,
         );
         let invented = inventedClaims(reply, sources);
-        if (invented.length > 0) {
+        if (invented.claims.length > 0) {
           // Once more, told what it made up; what it still states from nowhere is cut out.
           const again = await complete(ctx, request, {
             id: turnId,
@@ -273,7 +276,7 @@ export function llmAgent(config: LlmConfig, getCtx: () => LlmAgentDeps): AgentPo
                 {
                   event: "reply withheld",
                   note:
-                    `Your reply states ${describeClaims(invented)}, which appear in no tool result, no message of ` +
+                    `Your reply states ${describeClaims(invented.claims)}, which appear in no tool result, no message of ` +
                     "the person and no instruction. Write the reply again without anything you did not get from " +
                     "them; the person will not see your previous reply.",
                 },
@@ -284,15 +287,23 @@ export function llmAgent(config: LlmConfig, getCtx: () => LlmAgentDeps): AgentPo
           });
           const retried = again.text.trim() || reply;
           invented = inventedClaims(retried, sources);
-          reply = invented.length > 0 ? withoutClaims(retried, invented) : retried;
-          if (invented.length > 0) {
-            for (const claim of invented) ctx.metrics.safeguardRemovals.inc({ kind: claim.kind });
+          reply = invented.claims.length > 0 ? withoutClaims(retried, invented) : retried;
+          if (invented.claims.length > 0) {
+            for (const claim of invented.claims) ctx.metrics.safeguardRemovals.inc({ kind: claim.kind });
             data.safeguard = {
-              removed: invented.map(({ kind, text }: Claim) => ({ kind, text })),
+              // The first hundred different ones; a reply made of thousands is not worth storing whole.
+              removed: invented.claims.slice(0, MAX_RECORDED_CLAIMS).map(({ kind, text }: Claim) => ({ kind, text })),
+              ...(invented.claims.length > MAX_RECORDED_CLAIMS
+                ? { more: invented.claims.length - MAX_RECORDED_CLAIMS }
+                : {}),
               reason: "stated in no tool result, message or instruction, after one more try",
             };
             ctx.log.warn(
-              { conversation_id: conversationId, removed: invented.map((claim) => claim.kind) },
+              {
+                conversation_id: conversationId,
+                removed: invented.claims.length,
+                kinds: [...new Set(invented.claims.map((claim) => claim.kind))],
+              },
               "safeguard removed what the model made up",
             );
           }

@@ -11,6 +11,7 @@
 //   number with no currency in a source stands for that value in any currency, one with a currency only in that
 //   currency (`$` for any dollar or peso).
 // Pure.
+import { tidy } from "./tidy.js";
 import { scan, numberValue, type AmountKey, type Found, type LinkKey, type PhoneKey } from "./claim-scan.js";
 
 export type ClaimKind = "link" | "email" | "phone" | "amount";
@@ -19,6 +20,35 @@ export interface Claim {
   kind: ClaimKind;
   /** As written in the reply. */
   text: string;
+}
+
+/**
+ * Places in a reply, in order, kept in blocks of a few thousand: one array as long as a reply's claims would be
+ * copied to fresh memory pages each time it grew, which costs more than reading the reply.
+ */
+export class Places {
+  private readonly blocks: number[][] = [[]];
+  /** How many places. */
+  count = 0;
+
+  add(start: number, end: number): void {
+    let block = this.blocks[this.blocks.length - 1]!;
+    if (block.length >= 4096) this.blocks.push((block = []));
+    block.push(start, end);
+    this.count++;
+  }
+
+  forEach(visit: (start: number, end: number) => void): void {
+    for (const block of this.blocks) for (let i = 0; i < block.length; i += 2) visit(block[i]!, block[i + 1]!);
+  }
+}
+
+/** What a reply states from nowhere. */
+export interface MadeUp {
+  /** Each different claim once, in the order the reply first states it. */
+  claims: Claim[];
+  /** Every place the reply states one of them. */
+  places: Places;
 }
 
 /** What the reply may state, as the safeguard compares it. */
@@ -33,10 +63,11 @@ export interface Sources {
   amounts: Map<string, (readonly string[] | null)[]>;
 }
 
+const NONE: readonly never[] = [];
 const linkPlace = (key: LinkKey) => `${key.authority}${key.path}`;
 
 function linkStated(key: LinkKey, sources: Sources): boolean {
-  return (sources.links.get(linkPlace(key)) ?? []).some((source) => {
+  return (sources.links.get(linkPlace(key)) ?? NONE).some((source) => {
     if (key.scheme && source.scheme && key.scheme !== source.scheme) return false;
     if (key.fragment && key.fragment !== source.fragment) return false;
     const pairs = [...source.query];
@@ -58,21 +89,43 @@ function phoneStated(key: PhoneKey, sources: Sources): boolean {
 }
 
 function amountStated(key: AmountKey, sources: Sources): boolean {
-  return (sources.amounts.get(key.value) ?? []).some(
+  return (sources.amounts.get(key.value) ?? NONE).some(
     (currencies) =>
       currencies === null || key.currencies === null || currencies.some((code) => key.currencies!.includes(code)),
   );
 }
 
-/** The links, e-mail addresses, phone numbers and amounts a text states, where it states them. */
-function locatedClaims(text: string): Found[] {
-  const found = scan(text);
-  // A run of digits with a currency is an amount (or several); without one, a phone number if it reads as one.
-  const priced = new Set<number>();
-  for (const item of found) if (item.kind === "amount" && item.key.currencies) priced.add(item.run);
-  return found.filter((item) =>
-    item.kind === "phone" ? !priced.has(item.run) : item.kind !== "amount" || item.key.currencies !== null,
-  );
+/**
+ * The links, e-mail addresses, phone numbers and amounts a text states, handed to `visit` in text order. A run of
+ * digits with a currency is an amount (or several); without one, a phone number if it reads as one: a run's phone
+ * waits for the run's last fact.
+ */
+export function eachClaim(text: string, visit: (claim: Found) => void): void {
+  let run = -1;
+  let phone: Found | null = null;
+  let priced = false;
+  const settle = () => {
+    if (phone && !priced) visit(phone);
+    phone = null;
+  };
+  scan(text, (item) => {
+    if (item.kind === "link" || item.kind === "email") {
+      settle();
+      visit(item);
+      return;
+    }
+    if (item.run !== run) {
+      settle();
+      run = item.run;
+      priced = false;
+    }
+    if (item.kind === "phone") phone = item;
+    else if (item.key.currencies) {
+      priced = true;
+      visit(item);
+    }
+  });
+  settle();
 }
 
 function stated(claim: Found, text: string, sources: Sources): boolean {
@@ -90,15 +143,15 @@ function stated(claim: Found, text: string, sources: Sources): boolean {
   }
 }
 
-const asClaim = (text: string) => (found: Found) => ({ kind: found.kind, text: text.slice(found.start, found.end) });
-
-/** The links, e-mail addresses, phone numbers and amounts a text states. */
+/** The links, e-mail addresses, phone numbers and amounts a text states, each time it states one. */
 export function claimsIn(text: string): Claim[] {
-  return locatedClaims(text).map(asClaim(text));
+  const claims: Claim[] = [];
+  eachClaim(text, (found) => claims.push({ kind: found.kind, text: text.slice(found.start, found.end) }));
+  return claims;
 }
 
 function addText(sources: Sources, text: string): void {
-  for (const item of scan(text)) {
+  scan(text, (item) => {
     switch (item.kind) {
       case "link":
         if (item.key) {
@@ -117,7 +170,7 @@ function addText(sources: Sources, text: string): void {
         addAmount(sources, item.key.value, item.key.currencies);
         break;
     }
-  }
+  });
 }
 
 function addAmount(sources: Sources, value: string, currencies: readonly string[] | null): void {
@@ -157,76 +210,40 @@ export function sourcesOf(values: readonly unknown[]): Sources {
   return sources;
 }
 
-/** The claims of `reply` that appear in none of the sources. */
-export function inventedClaims(reply: string, sources: Sources): Claim[] {
-  return locatedClaims(reply)
-    .filter((claim) => !stated(claim, reply, sources))
-    .map(asClaim(reply));
+/**
+ * The claims of `reply` that appear in none of the sources. Only what is made up is kept, and only its place once
+ * it is known (two numbers): a reply with tens of thousands of claims leaves next to nothing for the collector.
+ */
+export function inventedClaims(reply: string, sources: Sources): MadeUp {
+  const known = new Map<string, Claim>();
+  const places = new Places();
+  eachClaim(reply, (found) => {
+    if (stated(found, reply, sources)) return;
+    places.add(found.start, found.end);
+    // Kinds never share a text: a link or an address has its marks, an amount's text a currency, a phone's neither.
+    const text = reply.slice(found.start, found.end);
+    if (!known.has(text)) known.set(text, { kind: found.kind, text });
+  });
+  return { claims: [...known.values()], places };
 }
 
-const isBlank = (char: string | undefined) => char === " " || char === "\t";
-/** Text with nothing for `tidy` to do: one character class, sticky, so it cannot backtrack. */
-const PLAIN = /[^ \t()[\]]*/y;
-
-/** The reply without those claims (wherever the reply states them), tidied where they stood. */
-export function withoutClaims(reply: string, claims: Claim[]): string {
-  const unwanted = new Set(claims.map((claim) => `${claim.kind} ${claim.text}`));
+/** The reply without what it made up (`inventedClaims(reply, …)`), tidied where each stood. */
+export function withoutClaims(reply: string, madeUp: MadeUp): string {
   let text = "";
   let from = 0;
-  for (const claim of locatedClaims(reply)) {
-    if (claim.start < from || !unwanted.has(`${claim.kind} ${reply.slice(claim.start, claim.end)}`)) continue;
-    text += reply.slice(from, claim.start);
-    from = claim.end;
-  }
+  madeUp.places.forEach((start, end) => {
+    text += reply.slice(from, start);
+    from = end;
+  });
   return tidy(text + reply.slice(from));
 }
 
-/**
- * One pass: a Markdown link whose address went keeps its words (`[book]()` → `book`), empty parentheses go, blanks
- * before punctuation go, runs of blanks become one space.
- */
-function tidy(text: string): string {
-  const out: string[] = [];
-  let open = -1;
-  // The `[` and `]` of the last bracketed words in `out`, while nothing has followed the `]`.
-  let pair: [number, number] | null = null;
-  for (let at = 0; at < text.length;) {
-    const char = text[at]!;
-    if (isBlank(char)) {
-      let end = at;
-      while (isBlank(text[end])) end++;
-      if (end === text.length || !".,;:!?".includes(text[end]!)) out.push(end - at > 1 ? " " : char);
-      at = end;
-      pair = null;
-      continue;
-    }
-    if (char === "(") {
-      let end = at + 1;
-      while (end < text.length && /\s/.test(text[end]!)) end++;
-      if (text[end] === ")") {
-        if (pair && pair[1] === out.length - 1) {
-          out[pair[0]] = "";
-          out.pop();
-        }
-        pair = null;
-        at = end + 1;
-        continue;
-      }
-    }
-    pair = char === "]" && open >= 0 ? [open, out.length] : null;
-    if (char === "[") open = out.length;
-    else if (char === "]") open = -1;
-    out.push(char);
-    // Plain text up to the next blank, parenthesis or bracket goes as one piece.
-    PLAIN.lastIndex = at + 1;
-    PLAIN.exec(text);
-    if (PLAIN.lastIndex > at + 1) {
-      out.push(text.slice(at + 1, PLAIN.lastIndex));
-      pair = null;
-    }
-    at = Math.max(PLAIN.lastIndex, at + 1);
-  }
-  return out.join("").trim();
-}
+/** How many different claims a note to the model names; the rest are counted. */
+const NAMED_CLAIMS = 20;
 
-export const describeClaims = (claims: Claim[]) => claims.map((claim) => `${claim.kind} "${claim.text}"`).join(", ");
+/** The claims for a note to the model: the first twenty named, the others counted. */
+export function describeClaims(claims: readonly Claim[]): string {
+  const rest = claims.length - NAMED_CLAIMS;
+  const named = claims.slice(0, NAMED_CLAIMS).map((claim) => `${claim.kind} "${claim.text}"`);
+  return named.join(", ") + (rest > 0 ? ` and ${rest} more` : "");
+}
