@@ -31,15 +31,25 @@ export interface AmountKey {
   currencies: readonly string[] | null;
 }
 
+/**
+ * An item found, each kind with the same fields in the same order: one object shape for all, so that the code that
+ * reads them stays fast when a text mixes kinds. `run` numbers the runs of digits (-1 for a link or an address).
+ */
 export type Found =
-  | (Span & { kind: "link"; key: LinkKey | null })
-  | (Span & { kind: "email"; address: string })
+  | (Span & { kind: "link"; key: LinkKey | null; run: number })
+  | (Span & { kind: "email"; key: string; run: number })
   | (Span & { kind: "phone"; key: PhoneKey; run: number })
   | (Span & { kind: "amount"; key: AmountKey; run: number });
 
 const isDigit = (code: number) => code >= 48 && code <= 57;
 const isAsciiLetter = (code: number) => (code >= 65 && code <= 90) || (code >= 97 && code <= 122);
 const WORD = /[\p{L}\p{N}_]/u;
+/** A word's character other than an ASCII digit (a letter, `_`, another script's digit). */
+function isLetterAt(text: string, at: number): boolean {
+  const code = text.charCodeAt(at);
+  if (code < 128) return isAsciiLetter(code) || code === 95;
+  return WORD.test(text[at]!);
+}
 function isWordChar(text: string, at: number): boolean {
   const code = text.charCodeAt(at);
   if (Number.isNaN(code)) return false;
@@ -99,7 +109,7 @@ function linksIn(text: string): Found[] {
     const raw = text.slice(from, end);
     let key = keys.get(raw);
     if (key === undefined) keys.set(raw, (key = linkKey(raw)));
-    found.push({ kind: "link", start: from, end, key });
+    found.push({ kind: "link", start: from, end, key, run: -1 });
   }
   return found;
 }
@@ -148,7 +158,7 @@ function emailsIn(text: string, links: Span[]): Found[] {
     const limit = next < links.length ? links[next]!.start : text.length;
     const end = domainEnd(text, at + 1, limit);
     if (end < 0) continue;
-    found.push({ kind: "email", start: from, end, address: text.slice(from, end).toLowerCase() });
+    found.push({ kind: "email", start: from, end, key: text.slice(from, end).toLowerCase(), run: -1 });
   }
   return found;
 }
@@ -226,8 +236,7 @@ const LONGEST_WORD = 9;
 /** The letters of a word starting at `at` (at most a short word's worth), or null when longer or glued on. */
 function wordAt(text: string, at: number): string | null {
   let end = at;
-  while (end < text.length && end - at <= LONGEST_WORD && WORD.test(text[end]!) && !isDigit(text.charCodeAt(end)))
-    end++;
+  while (end < text.length && end - at <= LONGEST_WORD && isLetterAt(text, end)) end++;
   if (end === at || end - at > LONGEST_WORD || isWordChar(text, end)) return null;
   return text.slice(at, end);
 }
@@ -260,16 +269,21 @@ function currencyBefore(text: string, at: number): { currencies: readonly string
   return null;
 }
 
+interface Suffix {
+  power: number;
+  currencies: readonly string[] | null;
+  end: number;
+  unit: boolean;
+}
+/** Neither a multiplier nor a currency (most numbers): one object for all (its `end` is never read). */
+const NOTHING_AFTER: Suffix = { power: 0, currencies: null, end: -1, unit: false };
+
 /**
  * What follows a number ending at `at`: a multiplier and a currency, each optional, and where they end. After a
  * number written with its currency first, a currency that a number follows is that number's (`$10 $20`, `USD 10
  * USD 20`), not a second mark of this one.
  */
-function suffixAfter(
-  text: string,
-  at: number,
-  prefixed: boolean,
-): { power: number; currencies: readonly string[] | null; end: number; unit: boolean } {
+function suffixAfter(text: string, at: number, prefixed: boolean): Suffix {
   let end = at;
   let power = 0;
   let unit = false;
@@ -291,8 +305,10 @@ function suffixAfter(
   const symbol = mark === "$" ? DOLLAR_SIGN : mark && SYMBOLS.get(mark);
   const named = !symbol && word ? (CODES.has(word) ? [word] : WORDS.get(word.toLowerCase())) : undefined;
   const markEnd = symbol ? from + 1 : named ? from + word!.length : -1;
-  if (markEnd < 0 || (prefixed && isDigit(text.charCodeAt(skipSpace(text, markEnd)))))
+  if (markEnd < 0 || (prefixed && isDigit(text.charCodeAt(skipSpace(text, markEnd))))) {
+    if (!unit) return NOTHING_AFTER;
     return { power, currencies: null, end, unit };
+  }
   return { power, currencies: (symbol || named)!, end: markEnd, unit: true };
 }
 
@@ -399,6 +415,7 @@ const phoneSeparator = (sep: string) => allHave(sep, PHONE);
 /** One separator between two digits, or two or three of ` -()` with at least one that is not a space. */
 const validSeparator = (sep: string) => sep.length === 1 || (allHave(sep, STRONG) && sep.trim() !== "");
 
+const NO_SEPARATORS: string[] = [];
 /** The longest run of digits and separators read as a phone number or an amount. */
 const MAX_RUN = 64;
 
@@ -415,6 +432,12 @@ function numbersIn(text: string, taken: Found[], visit: (found: Found) => void):
   let runs = 0;
   // Where the last number's facts end: a currency between two numbers belongs to the first.
   let floor = 0;
+  // Each fact as it is read: the spans' items before it first.
+  const sink = (fact: Found) => {
+    while (shown < taken.length && taken[shown]!.start <= fact.start) visit(taken[shown++]!);
+    visit(fact);
+    floor = fact.end;
+  };
   for (let at = 0; at < text.length; at++) {
     while (next < taken.length && taken[next]!.end <= at) next++;
     if (next < taken.length && taken[next]!.start <= at) {
@@ -431,7 +454,8 @@ function numbersIn(text: string, taken: Found[], visit: (found: Found) => void):
     }
     const limit = next < taken.length ? taken[next]!.start : text.length;
     const groups: string[] = [];
-    const seps: string[] = [];
+    // Most runs have no separator: they share this empty list.
+    let seps = NO_SEPARATORS;
     let end = at;
     // Parentheses hold a short group: "(600) 123-4567", "+56 (2) 2987 6543".
     let inParen = text[at - 1] === "(" || (text[at - 1] === "+" && text[at - 2] === "(");
@@ -450,17 +474,13 @@ function numbersIn(text: string, taken: Found[], visit: (found: Found) => void):
       const opens = sep.includes("(");
       if (closes !== inParen || (opens && !shortGroupInParentheses(text, sepEnd, limit))) break;
       inParen = opens;
-      if (end - at <= MAX_RUN) seps.push(sep);
+      if (end - at <= MAX_RUN) {
+        if (seps === NO_SEPARATORS) seps = [];
+        seps.push(sep);
+      }
       end = sepEnd;
     }
-    if (end - at <= MAX_RUN) {
-      const facts = runFacts(text, at, end, groups, seps, runs++, floor, limit);
-      for (const fact of facts) {
-        while (shown < taken.length && taken[shown]!.start <= fact.start) visit(taken[shown++]!);
-        visit(fact);
-        floor = fact.end;
-      }
-    }
+    if (end - at <= MAX_RUN) runFacts(text, at, end, groups, seps, runs++, floor, limit, sink);
     at = end - 1;
   }
   while (shown < taken.length) visit(taken[shown++]!);
@@ -482,7 +502,8 @@ function runFacts(
   run: number,
   floor: number,
   limit: number,
-): Found[] {
+  sink: (fact: Found) => void,
+): void {
   const plus = text[from - 1] === "+";
   // "(600) 123-4567", "(+56) 9 …": an area code or a country prefix in parentheses.
   const paren = text[plus ? from - 2 : from - 1] === "(" && seps[0]?.startsWith(")") === true;
@@ -492,14 +513,14 @@ function runFacts(
   const currency = written && written.start >= floor ? written : null;
   const read = suffixAfter(text, end, currency !== null);
   // A currency or multiplier inside the link or address that follows is not this number's.
-  const suffix = read.end <= limit ? read : { power: 0, currencies: null, end, unit: false };
+  const suffix = read.end <= limit ? read : NOTHING_AFTER;
   // Glued to a word before (an id), unless that word is the currency (`USD5000`).
-  if (!currency && isWordChar(text, start - 1)) return [];
-  if (before === "#" || (classAt(text, start - 1) & GLUE && isWordChar(text, start - 2))) return [];
+  if (!currency && isWordChar(text, start - 1)) return;
+  if (before === "#" || (classAt(text, start - 1) & GLUE && isWordChar(text, start - 2))) return;
   const after = text[end];
   const gluedAfter =
     (isWordChar(text, end) && !suffix.unit) || (classAt(text, end) & GLUE && isWordChar(text, end + 1));
-  if (gluedAfter && !currency) return [];
+  if (gluedAfter && !currency) return;
   const timeLike =
     (classAt(text, start - 1) & TIME && isDigit(text.charCodeAt(start - 2))) ||
     (classAt(text, end) & TIME && isDigit(text.charCodeAt(end + 1)));
@@ -509,9 +530,8 @@ function runFacts(
     (seps[0] === "-" || seps[0] === ".") &&
     groups[1]!.length <= 2 &&
     ((groups[0]!.length === 4 && groups[2]!.length <= 2) || (groups[0]!.length <= 2 && groups[2]!.length === 4));
-  if (timeLike || date || after === "%") return [];
+  if (timeLike || date || after === "%") return;
 
-  const facts: Found[] = [];
   let digitCount = 0;
   for (const group of groups) digitCount += group.length;
   const strong = plus || paren || seps.some(hasStrong);
@@ -523,18 +543,17 @@ function runFacts(
     if (!plus && international) digits = digits.slice(2);
     if (digits.length >= 7 && digits.length <= 15) {
       const national = international ? digits.slice(countryCodeLength(digits)) : null;
-      facts.push({ kind: "phone", start, end, key: { digits, national }, run });
+      sink({ kind: "phone", start, end, key: { digits, national }, run });
     }
   }
-  if (plus || paren) return facts;
+  if (plus || paren) return;
   // The numbers of the run that are amounts, each as groups joined by `.` `,` `'` or a narrow space.
-  const tokens: { start: number; end: number; groups: string[]; seps: string[] }[] = [];
   const spaceThousands =
     groups.length > 1 &&
     seps.every((sep) => sep === " " || WEAK_SPACES.has(sep)) &&
     groups[0]!.length <= 3 &&
     groups.slice(1).every((group) => group.length === 3);
-  if (!strong || spaceThousands) tokens.push({ start: from, end, groups, seps });
+  if (!strong || spaceThousands) amountFact(text, run, currency, suffix, from, end, groups, seps, true, true, sink);
   else if (digitCount < 7) {
     let tokenStart = from;
     let first = 0;
@@ -543,37 +562,49 @@ function runFacts(
       position += groups[i]!.length;
       const sep = seps[i];
       if (sep === undefined || hasStrong(sep)) {
-        tokens.push({
-          start: tokenStart,
-          end: position,
-          groups: groups.slice(first, i + 1),
-          seps: seps.slice(first, i),
-        });
+        const last = sep === undefined;
+        const tokenGroups = groups.slice(first, i + 1);
+        const tokenSeps = seps.slice(first, i);
+        amountFact(text, run, currency, suffix, tokenStart, position, tokenGroups, tokenSeps, first === 0, last, sink);
         first = i + 1;
         tokenStart = position + (sep?.length ?? 0);
       }
       position += sep?.length ?? 0;
     }
   }
-  for (let i = 0; i < tokens.length; i++) {
-    const token = tokens[i]!;
-    const last = i === tokens.length - 1;
-    const power = last ? suffix.power : 0;
-    const value = amountValue(token.groups, token.seps, power);
-    if (value === null) continue;
-    const own = i === 0 ? currency : null;
-    const currencies = own?.currencies ?? (last ? suffix.currencies : null);
-    // `m` after a bare number is a metre, not a million.
-    if (last && power === 6 && !currencies && /^\s?m$/.test(text.slice(token.end, suffix.end))) continue;
-    facts.push({
-      kind: "amount",
-      start: own?.start ?? token.start,
-      end: last && (suffix.currencies || power) ? suffix.end : token.end,
-      key: { value, currencies },
-      run,
-    });
-  }
-  return facts;
+}
+
+/**
+ * One number of a run as an amount, if it reads as one: the run's currency before it goes to its first number, what
+ * follows the run (a multiplier, a currency) to its last.
+ */
+function amountFact(
+  text: string,
+  run: number,
+  currency: { currencies: readonly string[]; start: number } | null,
+  suffix: Suffix,
+  start: number,
+  end: number,
+  groups: string[],
+  seps: string[],
+  first: boolean,
+  last: boolean,
+  sink: (fact: Found) => void,
+): void {
+  const power = last ? suffix.power : 0;
+  const value = amountValue(groups, seps, power);
+  if (value === null) return;
+  const own = first ? currency : null;
+  const currencies = own?.currencies ?? (last ? suffix.currencies : null);
+  // `m` after a bare number is a metre, not a million.
+  if (last && power === 6 && !currencies && /^\s?m$/.test(text.slice(end, suffix.end))) return;
+  sink({
+    kind: "amount",
+    start: own?.start ?? start,
+    end: last && (suffix.currencies || power) ? suffix.end : end,
+    key: { value, currencies },
+    run,
+  });
 }
 
 /**

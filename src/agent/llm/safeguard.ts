@@ -135,7 +135,7 @@ function stated(claim: Found, text: string, sources: Sources): boolean {
         ? linkStated(claim.key, sources)
         : sources.rawLinks.has(text.slice(claim.start, claim.end).toLowerCase());
     case "email":
-      return sources.emails.has(claim.address);
+      return sources.emails.has(claim.key);
     case "phone":
       return phoneStated(claim.key, sources);
     case "amount":
@@ -160,7 +160,7 @@ function addText(sources: Sources, text: string): void {
         } else sources.rawLinks.add(text.slice(item.start, item.end).toLowerCase());
         break;
       case "email":
-        sources.emails.add(item.address);
+        sources.emails.add(item.key);
         break;
       case "phone":
         sources.phones.add(`full:${item.key.digits}`);
