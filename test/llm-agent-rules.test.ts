@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { claimsIn, inventedClaims, sourcesOf, withoutClaims } from "../src/agent/llm/safeguard.js";
+import { claimsIn, describeClaims, inventedClaims, sourcesOf, withoutClaims } from "../src/agent/llm/safeguard.js";
 import { safeguardSources } from "../src/agent/llm/safeguard-sources.js";
 import type { TranscriptEntry } from "../src/agent/llm/transcript.js";
 import { ConfigError, loadConfig } from "../src/config.js";
@@ -53,6 +53,17 @@ describe("the safeguard on what a model invents", () => {
     // A link's words lose their brackets; brackets the link did not close stay as written.
     const markdown = "Here: [book](https://book.example/x), [[x] y](https://book.example/x) and [more] now";
     expect(withoutClaims(markdown, inventedClaims(markdown, sourcesOf([])))).toBe("Here: book, [[x] y] and [more] now");
+  });
+
+  it("keeps the first 200 different claims by name and cuts every place, however many", () => {
+    const reply = Array.from({ length: 300 }, (_, i) => `$${i + 1}`).join(" ") + " and $1 again";
+    const madeUp = inventedClaims(reply, sourcesOf([]));
+    expect(madeUp.claims).toHaveLength(200);
+    expect(madeUp.claims[0]).toEqual({ kind: "amount", text: "$1" });
+    expect(madeUp.more).toBe(true);
+    expect(madeUp.places.count).toBe(301);
+    expect(withoutClaims(reply, madeUp)).toBe("and again");
+    expect(describeClaims(madeUp)).toMatch(/^amount "\$1", amount "\$2", .*amount "\$20" and more than 180 others$/);
   });
 });
 

@@ -276,7 +276,7 @@ export function llmAgent(config: LlmConfig, getCtx: () => LlmAgentDeps): AgentPo
                 {
                   event: "reply withheld",
                   note:
-                    `Your reply states ${describeClaims(invented.claims)}, which appear in no tool result, no message of ` +
+                    `Your reply states ${describeClaims(invented)}, which appear in no tool result, no message of ` +
                     "the person and no instruction. Write the reply again without anything you did not get from " +
                     "them; the person will not see your previous reply.",
                 },
@@ -291,11 +291,9 @@ export function llmAgent(config: LlmConfig, getCtx: () => LlmAgentDeps): AgentPo
           if (invented.claims.length > 0) {
             for (const claim of invented.claims) ctx.metrics.safeguardRemovals.inc({ kind: claim.kind });
             data.safeguard = {
-              // The first hundred different ones; a reply made of thousands is not worth storing whole.
+              // The first hundred different ones, and in how many places all of them stood.
               removed: invented.claims.slice(0, MAX_RECORDED_CLAIMS).map(({ kind, text }: Claim) => ({ kind, text })),
-              ...(invented.claims.length > MAX_RECORDED_CLAIMS
-                ? { more: invented.claims.length - MAX_RECORDED_CLAIMS }
-                : {}),
+              places: invented.places.count,
               reason: "stated in no tool result, message or instruction, after one more try",
             };
             ctx.log.warn(

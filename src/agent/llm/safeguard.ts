@@ -45,8 +45,10 @@ export class Places {
 
 /** What a reply states from nowhere. */
 export interface MadeUp {
-  /** Each different claim once, in the order the reply first states it. */
+  /** Each different claim once, in the order the reply first states it: the first 200 of them. */
   claims: Claim[];
+  /** Whether the reply makes up more different claims than those. */
+  more: boolean;
   /** Every place the reply states one of them. */
   places: Places;
 }
@@ -210,21 +212,29 @@ export function sourcesOf(values: readonly unknown[]): Sources {
   return sources;
 }
 
+/** How many different made-up claims are kept by name: more than any note or record names. */
+const KEPT_CLAIMS = 200;
+
 /**
  * The claims of `reply` that appear in none of the sources. Only what is made up is kept, and only its place once
- * it is known (two numbers): a reply with tens of thousands of claims leaves next to nothing for the collector.
+ * the first 200 different ones are known: a reply with tens of thousands of claims leaves next to nothing for the
+ * collector.
  */
 export function inventedClaims(reply: string, sources: Sources): MadeUp {
   const known = new Map<string, Claim>();
   const places = new Places();
+  let more = false;
   eachClaim(reply, (found) => {
     if (stated(found, reply, sources)) return;
     places.add(found.start, found.end);
+    if (more) return;
     // Kinds never share a text: a link or an address has its marks, an amount's text a currency, a phone's neither.
     const text = reply.slice(found.start, found.end);
-    if (!known.has(text)) known.set(text, { kind: found.kind, text });
+    if (known.has(text)) return;
+    if (known.size < KEPT_CLAIMS) known.set(text, { kind: found.kind, text });
+    else more = true;
   });
-  return { claims: [...known.values()], places };
+  return { claims: [...known.values()], more, places };
 }
 
 /** The reply without what it made up (`inventedClaims(reply, …)`), tidied where each stood. */
@@ -241,9 +251,10 @@ export function withoutClaims(reply: string, madeUp: MadeUp): string {
 /** How many different claims a note to the model names; the rest are counted. */
 const NAMED_CLAIMS = 20;
 
-/** The claims for a note to the model: the first twenty named, the others counted. */
-export function describeClaims(claims: readonly Claim[]): string {
-  const rest = claims.length - NAMED_CLAIMS;
-  const named = claims.slice(0, NAMED_CLAIMS).map((claim) => `${claim.kind} "${claim.text}"`);
+/** What was made up, for a note to the model: the first twenty different claims named, the others counted. */
+export function describeClaims(madeUp: MadeUp): string {
+  const rest = madeUp.claims.length - NAMED_CLAIMS;
+  const named = madeUp.claims.slice(0, NAMED_CLAIMS).map((claim) => `${claim.kind} "${claim.text}"`);
+  if (madeUp.more) return `${named.join(", ")} and more than ${Math.max(rest, 0)} others`;
   return named.join(", ") + (rest > 0 ? ` and ${rest} more` : "");
 }
