@@ -339,6 +339,8 @@ export function amountValue(groups: string[], seps: string[], power = 0): string
 
 /** Digits and a fraction, times 10^power, as one canonical number: no leading or trailing zeros. */
 function shifted(digits: string, fraction: string, power: number): string {
+  // Most numbers: whole, written without leading zeros.
+  if (power === 0 && fraction === "" && (digits.length === 1 || digits.charCodeAt(0) !== 48)) return digits;
   const whole = digits + fraction.slice(0, power).padEnd(power, "0");
   const rest = fraction.slice(power);
   let start = 0;

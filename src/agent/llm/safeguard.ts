@@ -224,12 +224,14 @@ export function inventedClaims(reply: string, sources: Sources): MadeUp {
   const known = new Map<string, Claim>();
   const places = new Places();
   let more = false;
+  let last = "";
   eachClaim(reply, (found) => {
     if (stated(found, reply, sources)) return;
     places.add(found.start, found.end);
-    if (more) return;
+    // A claim repeated right after itself is read in place, not copied out again.
+    if (more || (found.end - found.start === last.length && reply.startsWith(last, found.start))) return;
     // Kinds never share a text: a link or an address has its marks, an amount's text a currency, a phone's neither.
-    const text = reply.slice(found.start, found.end);
+    const text = (last = reply.slice(found.start, found.end));
     if (known.has(text)) return;
     if (known.size < KEPT_CLAIMS) known.set(text, { kind: found.kind, text });
     else more = true;
