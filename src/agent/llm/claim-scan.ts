@@ -249,7 +249,11 @@ function wordBefore(text: string, end: number): { word: string; start: number } 
   return { word: text.slice(start, end), start };
 }
 
-const spaceAt = (text: string, at: number) => text[at] === " " || text[at] === "\u00a0" || text[at] === "\u202f";
+/** A space, a no-break space or a narrow no-break space. */
+const spaceAt = (text: string, at: number) => {
+  const code = text.charCodeAt(at);
+  return code === 32 || code === 0xa0 || code === 0x202f;
+};
 const skipSpace = (text: string, at: number) => (spaceAt(text, at) ? at + 1 : at);
 
 /** A currency written before a number starting at `at`: `$`, `US$`, `€`, `USD `, `CLP`. */
@@ -460,7 +464,7 @@ function numbersIn(text: string, taken: Found[], visit: (found: Found) => void):
     let seps = NO_SEPARATORS;
     let end = at;
     // Parentheses hold a short group: "(600) 123-4567", "+56 (2) 2987 6543".
-    let inParen = text[at - 1] === "(" || (text[at - 1] === "+" && text[at - 2] === "(");
+    let inParen = text.charCodeAt(at - 1) === 40 || (text.charCodeAt(at - 1) === 43 && text.charCodeAt(at - 2) === 40);
     for (;;) {
       const from = end;
       while (end < limit && isDigit(text.charCodeAt(end))) end++;

@@ -59,8 +59,9 @@ export interface Sources {
   /** Raw text of links no URL parser reads, lower-cased. */
   rawLinks: Set<string>;
   emails: Set<string>;
-  /** `full:` every phone's digits; `nsn:` a phone's number after its written country prefix; `nat:` one without. */
-  phones: Set<string>;
+  /** Phone numbers: every one's digits, as written (`full`); the number after a written country prefix (`nsn`); a
+   * number written without one (`nat`). Three sets, so that a lookup builds no string. */
+  phones: { full: Set<string>; nsn: Set<string>; nat: Set<string> };
   /** Each value, with the currencies it is written with in each place (null: a bare number). */
   amounts: Map<string, (readonly string[] | null)[]>;
 }
@@ -84,10 +85,10 @@ function linkStated(key: LinkKey, sources: Sources): boolean {
 }
 
 function phoneStated(key: PhoneKey, sources: Sources): boolean {
-  const { phones } = sources;
-  if (phones.has(`full:${key.digits}`)) return true;
-  if (key.national !== null) return phones.has(`nat:${key.national}`) || phones.has(`nat:0${key.national}`);
-  return phones.has(`nsn:${key.digits}`) || (key.digits.startsWith("0") && phones.has(`nsn:${key.digits.slice(1)}`));
+  const { full, nsn, nat } = sources.phones;
+  if (full.has(key.digits)) return true;
+  if (key.national !== null) return nat.has(key.national) || nat.has(`0${key.national}`);
+  return nsn.has(key.digits) || (key.digits.startsWith("0") && nsn.has(key.digits.slice(1)));
 }
 
 function amountStated(key: AmountKey, sources: Sources): boolean {
@@ -165,8 +166,9 @@ function addText(sources: Sources, text: string): void {
         sources.emails.add(item.key);
         break;
       case "phone":
-        sources.phones.add(`full:${item.key.digits}`);
-        sources.phones.add(item.key.national === null ? `nat:${item.key.digits}` : `nsn:${item.key.national}`);
+        sources.phones.full.add(item.key.digits);
+        if (item.key.national === null) sources.phones.nat.add(item.key.digits);
+        else sources.phones.nsn.add(item.key.national);
         break;
       case "amount":
         addAmount(sources, item.key.value, item.key.currencies);
@@ -190,7 +192,7 @@ export function sourcesOf(values: readonly unknown[]): Sources {
     links: new Map(),
     rawLinks: new Set(),
     emails: new Set(),
-    phones: new Set(),
+    phones: { full: new Set(), nsn: new Set(), nat: new Set() },
     amounts: new Map(),
   };
   const pending: unknown[] = [...values];
@@ -202,8 +204,8 @@ export function sourcesOf(values: readonly unknown[]): Sources {
       if (number === null) continue;
       addAmount(sources, number, null);
       if (/^\d{7,15}$/.test(number)) {
-        sources.phones.add(`full:${number}`);
-        sources.phones.add(`nat:${number}`);
+        sources.phones.full.add(number);
+        sources.phones.nat.add(number);
       }
     } else if (Array.isArray(value)) for (const inner of value) pending.push(inner);
     else if (value && typeof value === "object")
