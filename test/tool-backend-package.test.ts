@@ -1,12 +1,23 @@
 // The Node tool-backend library (packages/tool-backend) over real HTTP: its callback posts against a small
 // local server that answers as the hub can (503, a dropped connection, 429 with Retry-After, 409, 410,
-// duplicate), run() failing a job whose worker throws, and its start and cancel endpoints in Express.
+// duplicate), run() failing a job whose worker throws, and its start and cancel endpoints in Express; then a
+// backend written with it keeps a result through a hub killed (SIGKILL) and started again.
 import { once } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import express from "express";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { acceptJob, cancelJob, Job, JobError, jobFrom, run, type RetryEvent } from "../packages/tool-backend/index.js";
+import { resultAcrossRestart } from "./support/restart-scenario.js";
+import {
+  acceptJob,
+  cancelJob,
+  Job,
+  JobError,
+  jobFrom,
+  run,
+  type CallbackOutcome,
+  type RetryEvent,
+} from "../packages/tool-backend/index.js";
 
 type Answer = { status: number; body?: unknown; headers?: Record<string, string> } | "drop";
 
@@ -217,5 +228,51 @@ describe("the Node tool-backend library", () => {
     expect(hub.posts("known-1")).toHaveLength(0);
     expect((await cancel("never-heard-of")).status).toBe(404);
     expect(cancelledHere).toEqual(["known-1", "never-heard-of"]);
+  });
+});
+
+describe("a backend written with the Node library, across a hub restart", () => {
+  let server: Server | undefined;
+  afterAll(() => void server?.close());
+
+  it("retries the result while the hub is down, and the person receives it once", async () => {
+    let hubUrl = "";
+    const gates = new Map<string, (result: { message: string; data: unknown }) => void>();
+    const retries = new Map<string, number>();
+    const outcomes = new Map<string, CallbackOutcome>();
+    const app = express();
+    app.use(express.json());
+    app.post(
+      "/vatio/match",
+      acceptJob<express.Request, express.Response>(
+        (job) => {
+          // The slow part: held until the test lets it return.
+          const done = new Promise<{ message: string; data: unknown }>((resolve) => gates.set(job.id, resolve));
+          void run(job, () => done).then((outcome) => outcome && outcomes.set(job.id, outcome));
+          return "Finding matches; this usually takes about two minutes.";
+        },
+        {
+          hubUrl: () => hubUrl,
+          retry: { initialDelayMs: 200, maxDelayMs: 1000, maxElapsedMs: 60_000 },
+          onRetry: () => {
+            for (const id of gates.keys()) retries.set(id, (retries.get(id) ?? 0) + 1);
+          },
+        },
+      ),
+    );
+    server = app.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    await resultAcrossRestart(
+      {
+        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        key: "unused",
+        setHubUrl: (url) => void (hubUrl = url),
+        accepted: () => [...gates.keys()],
+        release: async (jobId, result) => gates.get(jobId)!(result),
+        retries: (jobId) => retries.get(jobId) ?? 0,
+        outcome: (jobId) => outcomes.get(jobId),
+      },
+      "SIGKILL",
+    );
   });
 });
