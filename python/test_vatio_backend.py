@@ -203,6 +203,8 @@ class FlaskTests(unittest.TestCase):
         self.assertNotIn("callbacks", repr(self.accepted[0]))
         status, body = self.call("POST", "/vatio/match", {"X-Vatio-Job-Id": "j2", "X-Vatio-Callback-Url": callback}, {"cached": True})
         self.assertEqual((status, body), (200, {"result": "ok", "message": "cached"}))
+        # Answered at once: no job is held for it.
+        self.assertIsNone(vatio_backend.held_job("j2"))
 
     def test_cancel(self):
         job = self.hub.job("known-1")

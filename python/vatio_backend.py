@@ -312,6 +312,9 @@ def async_tool(
             job = Job(id=job_id, callback_url=callback_url, retry=retry, on_retry=on_retry)
             answer = view(job, *args, **kwargs)
             if isinstance(answer, (Response, tuple)):
+                status = answer.status_code if isinstance(answer, Response) else (answer[1] if len(answer) > 1 else 200)
+                if status != 202:
+                    job.cancel()  # answered at once (a result, not a job): nothing of it is held here
                 return answer
             message = answer if isinstance(answer, str) else (answer or {}).get("message")
             return jsonify({} if message is None else {"message": message}), 202

@@ -62,5 +62,5 @@ describe("the Python tool-backend module", () => {
       },
       "SIGTERM",
     );
-  });
+  }, 180_000);
 });

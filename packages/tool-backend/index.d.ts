@@ -6,7 +6,7 @@ export interface RetryPolicy {
   initialDelayMs?: number;
   /** No wait is longer (a Retry-After is honoured as given). Default 60000. */
   maxDelayMs?: number;
-  /** Total time before giving up (`reason: "gave_up"`). Default: 1 hour for results, 1 minute for progress. */
+  /** Total time before giving up (`reason: "gave_up"`). Default 1 hour for results; progress: 1 minute at most. */
   maxElapsedMs?: number;
   /** One attempt's limit. Default 30000. */
   attemptTimeoutMs?: number;
@@ -115,6 +115,7 @@ export interface RequestLike {
 }
 export interface ResponseLike {
   headersSent: boolean;
+  statusCode: number;
   status(code: number): ResponseLike;
   json(body: unknown): unknown;
 }

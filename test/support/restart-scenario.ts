@@ -3,9 +3,9 @@
 // and is retried while the hub is down, the hub starts again on the same database and port, and the person's
 // widget receives the result once.
 import { expect } from "vitest";
-import { spawnHub, startHubProcess, type HubProcess } from "./hub-process.js";
-import { eventually } from "./services.js";
-import { apiCall } from "./test-hub.js";
+import { spawnHub, type HubProcess } from "./hub-process.js";
+import { clearRedisPrefix, eventually } from "./services.js";
+import { apiCall, testHubEnv } from "./test-hub.js";
 import { matchTherapists } from "./tool-files.js";
 import { openSession, WidgetClient } from "./widget-client.js";
 
@@ -29,18 +29,23 @@ export interface RestartBackend {
 }
 
 export async function resultAcrossRestart(backend: RestartBackend, signal: NodeJS.Signals): Promise<void> {
-  const hub = await startHubProcess({
+  const { env, dropDatabase } = await testHubEnv({
     tools: { match_therapists: matchTherapists },
     env: { CLINIC_API: backend.url, CLINIC_API_KEY: backend.key, LOG_LEVEL: "warn" },
   });
+  // The compiled hub (`npm run build`), as `npm start` runs it: it starts sooner than the sources through tsx.
+  const first = spawnHub(env, undefined, { compiled: true });
   let restarted: HubProcess | undefined;
   let widget: WidgetClient | undefined;
   try {
+    await first.waitFor("chat-delivery-hub is running");
+    const hub = { url: first.url(), env: { ...env, PORT: new URL(first.url()).port } };
+    const api = (method: string, route: string, body?: unknown) => apiCall(hub.url, method, route, body);
     await backend.setHubUrl(hub.url);
     const session = await openSession(hub.url);
     // The widget's own socket options: it reconnects by itself once the hub is back.
     widget = await WidgetClient.connect(hub.url, { token: session.token }, { mode: "widget" });
-    const started = await hub.api("POST", `/v1/conversations/${session.conversationId}/tool-calls`, {
+    const started = await api("POST", `/v1/conversations/${session.conversationId}/tool-calls`, {
       tool: "match_therapists",
       arguments: { reason: "anxiety", area: "Ñuñoa" },
     });
@@ -48,8 +53,8 @@ export async function resultAcrossRestart(backend: RestartBackend, signal: NodeJ
     const jobId = started.body.job.id as string;
     expect(await backend.accepted()).toContain(jobId);
 
-    hub.child.kill(signal);
-    await hub.exited;
+    first.child.kill(signal);
+    await first.exited;
     const message = `2 therapists found across a restart (${signal})`;
     await backend.release(jobId, { message, data: { therapists: ["Ana Rojas", "Pedro Soto"] } });
     await eventually(
@@ -58,7 +63,7 @@ export async function resultAcrossRestart(backend: RestartBackend, signal: NodeJ
     );
     expect(await backend.outcome(jobId)).toBeUndefined();
 
-    restarted = spawnHub(hub.env);
+    restarted = spawnHub(hub.env, undefined, { compiled: true });
     await restarted.waitFor("chat-delivery-hub is running");
     await eventually(
       async () => (await backend.outcome(jobId)) !== undefined,
@@ -83,7 +88,8 @@ export async function resultAcrossRestart(backend: RestartBackend, signal: NodeJ
     expect(seen()).toHaveLength(1);
   } finally {
     widget?.close();
-    if (restarted && restarted.child.exitCode === null) await restarted.stop();
-    await hub.dispose();
+    for (const hubProcess of [first, restarted]) if (hubProcess?.child.exitCode === null) await hubProcess.stop();
+    await clearRedisPrefix(env.QUEUE_PREFIX!);
+    await dropDatabase?.();
   }
 }

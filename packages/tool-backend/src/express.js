@@ -25,6 +25,7 @@ function hubUrls(option) {
  */
 export function acceptJob(accept, options = {}) {
   return async (req, res, next) => {
+    let job;
     try {
       const id = req.get(JOB_ID);
       const callbackUrl = req.get(CALLBACK_URL);
@@ -38,12 +39,18 @@ export function acceptJob(accept, options = {}) {
       if (allowed && !allowed.some((prefix) => callbackUrl.startsWith(prefix))) {
         return void refuse(res, `${CALLBACK_URL} does not point to the hub`, CALLBACK_URL);
       }
-      const job = new Job({ id, callbackUrl }, options);
+      job = new Job({ id, callbackUrl }, options);
       const answer = await accept(job, req, res);
-      if (res.headersSent) return;
+      if (res.headersSent) {
+        // Answered at once (a result, not a job): nothing of it is held here.
+        if (res.statusCode !== 202) job.cancel();
+        return;
+      }
       const message = typeof answer === "string" ? answer : answer?.message;
       res.status(202).json(message === undefined ? {} : { message });
     } catch (error) {
+      // Not accepted: the hub hears a failure, and this process does not hold the job.
+      if (!res.headersSent) job?.cancel();
       next(error);
     }
   };

@@ -79,10 +79,10 @@ export class Job {
   }
 
   async #post(body, defaults, final) {
-    const outcome = await postCallback(this.callbackUrl, body, {
-      ...this.#options,
-      retry: { ...defaults, ...this.#options.retry },
-    });
+    const retry = { ...defaults, ...this.#options.retry };
+    // Progress is never worth holding the worker for longer than its own default.
+    if (!final) retry.maxElapsedMs = Math.min(retry.maxElapsedMs, PROGRESS_RETRY.maxElapsedMs);
+    const outcome = await postCallback(this.callbackUrl, body, { ...this.#options, retry });
     if (outcome.ok && final) this.#end("finished");
     if (!outcome.ok && (outcome.reason === "ended" || outcome.reason === "gone" || outcome.reason === "erased")) {
       this.#end(outcome.reason);
