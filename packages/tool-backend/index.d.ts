@@ -85,8 +85,8 @@ export declare class Job {
   fail(message: string): Promise<CallbackOutcome>;
   /** Marks the job called off here (what the cancel endpoint does). */
   cancel(): void;
-  /** `{id, callbackUrl}`, what a queue keeps; `jobFrom` rebuilds the job. */
-  toJSON(): { id: string; callbackUrl: string };
+  /** `{id, callbackUrl}`, what a queue keeps (a secret); `jobFrom` rebuilds the job. JSON.stringify(job) gives only `id` and `over`. */
+  toRecord(): { id: string; callbackUrl: string };
 }
 
 /** A job's failure whose message is meant for the person: `run` posts it as the failure's message. */
@@ -94,7 +94,7 @@ export declare class JobError extends Error {
   constructor(message: string);
 }
 
-/** Rebuilds a job from `job.toJSON()` (in a queue worker). */
+/** Rebuilds a job from `job.toRecord()` (in a queue worker). */
 export declare function jobFrom(ref: { id: string; callbackUrl: string }, options?: JobOptions): Job;
 
 /**

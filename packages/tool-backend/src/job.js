@@ -39,8 +39,11 @@ export class Job {
     return this.#controller.signal;
   }
 
-  /** What a queue keeps to rebuild the job in a worker (`jobFrom`); the callback URL is a secret. */
-  toJSON() {
+  /**
+   * What a queue keeps to rebuild the job in a worker (`jobFrom`); the callback URL is a secret. Not `toJSON`:
+   * a job logged or serialized whole must not carry its URL.
+   */
+  toRecord() {
     return { id: this.id, callbackUrl: this.callbackUrl };
   }
 
@@ -94,7 +97,7 @@ export class Job {
 /** A job this process holds, if any. */
 export const heldJob = (id) => held.get(id);
 
-/** A job rebuilt from what `toJSON` gave (in a queue worker, say). */
+/** A job rebuilt from what `toRecord` gave (in a queue worker, say). */
 export const jobFrom = (ref, options) => new Job(ref, options);
 
 /**
