@@ -13,7 +13,7 @@ export default tseslint.config(
     },
   },
   { files: ["test/**", "bench/**"], rules: { "@typescript-eslint/no-explicit-any": "off" } },
-  { files: ["scripts/**", "bin/**", "*.js"], languageOptions: { globals: globals.node } },
+  { files: ["scripts/**", "bin/**", "packages/**/*.js", "*.js"], languageOptions: { globals: globals.node } },
   { files: ["web/**/*.js"], languageOptions: { globals: { ...globals.browser, io: "readonly" } } },
   // A local that reuses an outer name hides it (the widget's Send button once hid its send()).
   { files: ["**/*.js", "**/*.mjs"], rules: { "no-shadow": "error" } },

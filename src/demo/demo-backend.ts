@@ -1,10 +1,12 @@
-// A tool backend for the demo tool, written the way the tool-backend guide says: accept with 202, do the
-// work later, post progress and the result to the callback URL with retries, honour DELETE to cancel.
+// A tool backend for the demo tool, written with the tool-backend library (packages/tool-backend) as
+// docs/tool-backends.md shows: accept with 202, do the work later, post progress and the result with the
+// library's retries, honour DELETE to cancel.
 // It searches a small catalogue of sample therapists for the query, and says plainly that it is a demo.
 // Its timers live in this process: a restart forgets running demo jobs (their timeouts still end them).
 import { createHmac, createHash, timingSafeEqual } from "node:crypto";
 import { Router, type NextFunction, type Request, type Response } from "express";
 import type { Logger } from "../logger.js";
+import { acceptJob, cancelJob } from "../../packages/tool-backend/index.js";
 
 // Sample data: what the demo searches. Each therapist's words are what a query is matched against.
 const CATALOGUE = [
@@ -80,18 +82,6 @@ export function demoResult(query: string): { message: string; data: { matches: s
   };
 }
 
-async function postCallback(url: string, body: unknown): Promise<void> {
-  for (let attempt = 1; attempt <= 5; attempt++) {
-    const res = await fetch(url, {
-      method: "POST",
-      headers: { "Content-Type": "application/json" },
-      body: JSON.stringify(body),
-    }).catch(() => null);
-    if (res && res.status < 500 && res.status !== 429) return;
-    await new Promise((resolve) => setTimeout(resolve, attempt * 2000));
-  }
-}
-
 /** The key the demo backend asks for, derived from the hub's secret (the demo tool file sends it). */
 export function demoBackendKey(secret: string): string {
   return createHmac("sha256", secret).update("demo-backend").digest("base64url");
@@ -116,41 +106,39 @@ export function demoBackend(options: {
     next();
   });
 
-  router.post("/search", (req, res) => {
-    const jobId = req.get("X-Vatio-Job-Id");
-    const callbackUrl = req.get("X-Vatio-Callback-Url");
-    const query = typeof req.body?.query === "string" ? req.body.query : "";
-    if (!jobId || !callbackUrl) return void res.status(400).json({ error: "missing job headers" });
+  router.post(
+    "/search",
     // It posts only to this hub's own callbacks: never a relay for requests to anywhere else.
-    if (!callbackUrl.startsWith(`${options.callbackBase()}/callbacks/`)) {
-      return void res.status(400).json({ error: "the callback URL is not this hub's" });
-    }
-    const step = Math.max(1, Math.floor(options.delayMs / 3));
-    const timers = [
-      setTimeout(
-        () => void postCallback(callbackUrl, { progress: `Reviewing ${CATALOGUE.length} therapists`, notify: true }),
-        step,
-      ),
-      setTimeout(() => {
-        running.delete(jobId);
-        void postCallback(callbackUrl, { result: "ok", ...demoResult(query) });
-      }, options.delayMs),
-    ];
-    running.set(jobId, timers);
-    options.log.info({ job_id: jobId }, "demo backend accepted a job");
-    const seconds = Math.round(options.delayMs / 1000);
-    res.status(202).json({
-      message: termsOf(query).length
-        ? `Searching the demo catalogue for "${query}"; this takes about ${seconds} seconds.`
-        : `Running the demo search on sample data; this takes about ${seconds} seconds.`,
-    });
-  });
+    acceptJob<Request, Response>(
+      (job, req) => {
+        const query = typeof req.body?.query === "string" ? req.body.query : "";
+        const step = Math.max(1, Math.floor(options.delayMs / 3));
+        const timers = [
+          setTimeout(() => void job.progress(`Reviewing ${CATALOGUE.length} therapists`, { notify: true }), step),
+          setTimeout(() => {
+            running.delete(job.id);
+            void job.result(demoResult(query));
+          }, options.delayMs),
+        ];
+        running.set(job.id, timers);
+        options.log.info({ job_id: job.id }, "demo backend accepted a job");
+        const seconds = Math.round(options.delayMs / 1000);
+        return termsOf(query).length
+          ? `Searching the demo catalogue for "${query}"; this takes about ${seconds} seconds.`
+          : `Running the demo search on sample data; this takes about ${seconds} seconds.`;
+      },
+      { hubUrl: options.callbackBase },
+    ),
+  );
 
-  router.delete("/jobs/:id", (req, res) => {
-    for (const timer of running.get(req.params.id) ?? []) clearTimeout(timer);
-    running.delete(req.params.id);
-    res.json({ result: "ok", message: "Cancelled" });
-  });
+  router.delete(
+    "/jobs/:id",
+    cancelJob<Request, Response>((jobId) => {
+      for (const timer of running.get(jobId) ?? []) clearTimeout(timer);
+      // A demo job this process no longer holds (it restarted) was lost anyway: cancelling it is done.
+      running.delete(jobId);
+    }),
+  );
 
   return router;
 }
