@@ -1,14 +1,17 @@
 // Big tool results as pointers: a result whose text is longer than AGENT_RESULT_INLINE_CHARS reaches the model
 // as a summary (its size, its top-level shape, its first part) and the call's id, through which the model reads
 // it page by page with read-tool-result. The whole result stays in the timeline; only what the model is sent
-// is shorter. Pure: the same result gives the same summary and the same pages on every turn.
+// is shorter. Pure: the same result gives the same summary and the same pages on every turn — its text is its
+// canonical JSON (RFC 8785, keys sorted), since a result read back from the database has its keys in another
+// order than the backend sent them.
+import canonicalize from "canonicalize";
 
 /** The built-in tool that reads a result page by page (built-in-tools.ts). */
 export const READ_TOOL = "read-tool-result";
 
-/** The text the model pages through: a string as it is, anything else as compact JSON. */
+/** The text the model pages through: a string as it is, anything else as canonical JSON. */
 export function resultText(content: unknown): string {
-  return typeof content === "string" ? content : (JSON.stringify(content ?? null) ?? "null");
+  return typeof content === "string" ? content : (canonicalize(content ?? null) ?? "null");
 }
 
 const MAX_KEYS = 30;
@@ -20,7 +23,7 @@ function shapeOf(value: unknown, depth: number): unknown {
     return { array_of: value.length, first_item: shapeOf(value[0], depth - 1) };
   }
   if (value !== null && typeof value === "object") {
-    const keys = Object.keys(value);
+    const keys = Object.keys(value).sort();
     if (depth === 0) return `object with ${keys.length} keys`;
     const shape: Record<string, unknown> = {};
     for (const key of keys.slice(0, MAX_KEYS))
