@@ -19,36 +19,8 @@ import { completedNotices } from "./support/guide-model.js";
 import { eventually } from "./support/services.js";
 import { TestHub } from "./support/test-hub.js";
 import { startToolBackend, type ToolBackend } from "./support/tool-backend.js";
-import { checkStock } from "./support/tool-files.js";
+import { checkStock, matchWithMessages } from "./support/tool-files.js";
 import { openSession, WidgetClient } from "./support/widget-client.js";
-
-/** The guide's search, which takes messages while it runs: a body key with no value gets the text. */
-const matchTherapists = `
-description: Finds therapists who fit what the patient is going through and where they live.
-parameters:
-  type: object
-  properties:
-    reason: { type: string }
-    area: { type: string }
-  required: [reason, area]
-async:
-  timeout: 10m
-  message:
-    method: POST
-    path: /vatio/jobs/$job.id/messages
-    body:
-      note:
-      source: hub
-request:
-  method: POST
-  base_url: "$env.CLINIC_API"
-  path: /vatio/match
-  headers:
-    Authorization: "Bearer $env.CLINIC_API_KEY"
-respond:
-  data:
-    therapists: "$.data.therapists"
-`;
 
 /** A background report that takes no messages. */
 const yearlyReport = `
@@ -209,7 +181,7 @@ for (const { name, start, provider, model: modelName } of PROVIDERS) {
       const prefix = provider === "openai" ? "OPENAI" : "ANTHROPIC";
       hub = await TestHub.start({
         tools: {
-          match_therapists: matchTherapists,
+          match_therapists: matchWithMessages,
           yearly_report: yearlyReport,
           list_catalogue: listCatalogue,
           check_stock: checkStock,
