@@ -438,6 +438,16 @@ describe("AGENT_MODEL", () => {
     expect(problems({ AGENT_MODEL: "openai:m", OPENAI_API_KEY: "k", AGENT_MAX_STEPS: "0" })[0]).toMatch(
       /^AGENT_MAX_STEPS/,
     );
+    expect(problems({ AGENT_MODEL: "openai:m", OPENAI_API_KEY: "k", AGENT_RESULT_INLINE_CHARS: "10" })[0]).toMatch(
+      /^AGENT_RESULT_INLINE_CHARS/,
+    );
+    expect(problems({ AGENT_MODEL: "openai:m", OPENAI_API_KEY: "k", AGENT_REPEAT_CALLS_MAX: "0" })[0]).toMatch(
+      /^AGENT_REPEAT_CALLS_MAX/,
+    );
+    expect(load({ AGENT_MODEL: "openai:m", OPENAI_API_KEY: "k" }).llm).toMatchObject({
+      resultInlineChars: 8000,
+      repeatCallsMax: 3,
+    });
   });
 
   it("reads the business's instructions from AGENT_INSTRUCTIONS", () => {

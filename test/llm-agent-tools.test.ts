@@ -221,9 +221,12 @@ for (const { name, start, provider, model: modelName } of PROVIDERS) {
         () => hub.db.job.findFirst({ where: { conversationId, tool: "match_therapists", status: "running" } }),
         "the running search",
       );
-      // Offered, since a tool takes messages.
+      // Offered, since a tool takes messages, and the instructions say when to use it.
       expect(llm.requests.at(-1)!.tools.map((tool) => tool.name)).toEqual(
         expect.arrayContaining(["send-to-tool-call", "read-tool-result"]),
+      );
+      expect(llm.requests.at(-1)!.system).toContain(
+        "When the person adds to what a running call of match_therapists is doing, pass it on with send-to-tool-call",
       );
 
       const before = llm.requests.length;
