@@ -1,8 +1,7 @@
 // The tools every LLM agent gets besides the tool files: what a model needs to manage its own background
 // calls (read one's status, list the running ones, give one a message, call one off), to read a result too
-// long to be shown at once, and to hand the person to the team. Each is
-// answered at once by the hub and written into the timeline as a call with its answer, so the transcript of a
-// later turn shows it as the model saw it.
+// long to be shown at once, and to hand the person to the team. Each is answered at once by the hub and written
+// into the timeline as a call with its answer, so the transcript of a later turn shows it as the model saw it.
 import { z } from "zod";
 import type { SqlQuery } from "../../db/sql.js";
 import { HubError } from "../../errors.js";
