@@ -6,7 +6,8 @@
 // sent as a summary the model pages through (result-pages.ts); a call the model repeats in a turn, or keeps
 // repeating while its first runs, is answered with a note instead of being made (repeated-calls.ts). At most
 // AGENT_MAX_STEPS model calls a turn; a reply that states a link, address, phone number or amount found nowhere
-// is asked for again, then cut (safeguard.ts). A model that refuses, fails or times out fails the turn, which the hub retries.
+// is asked for again, then cut (safeguard.ts). A model that refuses, fails or times out fails the turn, which
+// the hub retries.
 import { attachmentName, MAX_ATTACHMENTS } from "../../conversations/attachments.js";
 import { randomUUID } from "node:crypto";
 import {
