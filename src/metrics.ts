@@ -38,6 +38,11 @@ export function createMetrics() {
       "Items the LLM agent's safeguard removed from a reply (a link, e-mail, phone or amount found nowhere)",
       ["kind"],
     ),
+    repeatedCalls: counter(
+      "hub_agent_repeated_calls_total",
+      "Calls the LLM agent's model repeated that the hub answered with a note instead of making (same_turn, while_running)",
+      ["tool", "reason"],
+    ),
     turnSeconds: new Histogram({
       name: "hub_turn_duration_seconds",
       help: "How long a turn took, agent runtime included",

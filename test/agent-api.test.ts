@@ -115,9 +115,9 @@ describe("the agent-runtime API", () => {
       description: expect.stringContaining("therapists"),
       when_to_use: expect.any(String),
       parameters: expect.objectContaining({ required: ["reason", "area"] }),
-      async: { timeoutSeconds: 600, cancellable: true },
+      async: { timeoutSeconds: 600, cancellable: true, takesMessages: false },
     });
-    expect(byName.quick_report.async).toEqual({ timeoutSeconds: 2, cancellable: true });
+    expect(byName.quick_report.async).toEqual({ timeoutSeconds: 2, cancellable: true, takesMessages: false });
   });
 
   it("progress posted after the job's result is refused with 409 job_ended", async () => {

@@ -32,7 +32,12 @@ describe("authentication before parsing", () => {
   const wide = `[${Array(330_000).fill("{}").join(",")}]`;
 
   it("answers 401 to the agent and console routes without reading the body; with a key the same bodies are parsed", async () => {
-    for (const path of ["/v1/conversations", "/v1/conversations/x/takeover", "/v1/jobs/x/cancel"]) {
+    for (const path of [
+      "/v1/conversations",
+      "/v1/conversations/x/takeover",
+      "/v1/jobs/x/cancel",
+      "/v1/jobs/x/messages",
+    ]) {
       for (const body of [broken, deep, wide]) {
         const stranger = await post(path, body);
         expect(stranger.status, `${path} ${body.slice(0, 20)}`).toBe(401);

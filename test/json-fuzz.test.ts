@@ -117,6 +117,7 @@ describe("fuzzing every JSON endpoint", () => {
       keys: ["tool", "arguments", "toolCallId"],
       headers: agent,
     },
+    { name: "job message", method: "POST", path: () => `/v1/jobs/${jobId}/messages`, keys: ["text"], headers: agent },
     { name: "cancel", method: "POST", path: () => `/v1/jobs/${jobId}/cancel`, keys: ["reason"], headers: agent },
     {
       name: "takeover",

@@ -298,6 +298,59 @@ describe("what the safeguard counts as a source", () => {
         "You paid USD 20; the total is $1,250.50 at https://pay.example/r/9, sent to ana@mail.example; call (02) 2987 6543",
       invented: [],
     },
+    {
+      name: "a page the model read and a backend's answer to a message, not the hub's note on a repeated call",
+      entries: [
+        {
+          kind: "call",
+          seq: 2,
+          callId: "call_read",
+          tool: "read-tool-result",
+          args: { tool_call_id: "call_big", offset: 6000 },
+          byHub: true,
+          answer: {
+            type: "answer",
+            ok: true,
+            content: {
+              tool_call_id: "call_big",
+              offset: 6000,
+              length: 60,
+              total_chars: 53_000,
+              text: '"book":"https://clinic.example/book/40","name":"Therapist 040"',
+              next_offset: 6060,
+            },
+          },
+        },
+        {
+          kind: "call",
+          seq: 3,
+          callId: "call_send",
+          tool: "send-to-tool-call",
+          args: { tool_call_id: "call_big", text: "online too" },
+          byHub: true,
+          answer: {
+            type: "answer",
+            ok: true,
+            content: {
+              tool_call_id: "call_big",
+              delivered: true,
+              answer: { message: "Noted: online ones cost USD 30" },
+            },
+          },
+        },
+        {
+          kind: "call",
+          seq: 4,
+          callId: "call_again",
+          tool: "match_therapists",
+          args: { reason: "see https://loop.example/x" },
+          byHub: true,
+          answer: { type: "answer", ok: false, content: "not made: see https://loop.example/x again" },
+        },
+      ],
+      reply: "Book at https://clinic.example/book/40; online ones cost USD 30; more at https://loop.example/x",
+      invented: ["https://loop.example/x"],
+    },
   ];
   for (const { name, entries, reply, invented } of cases) {
     it(`${name}: ${invented.length ? invented.join(", ") + " made up" : "nothing made up"}`, () => {
@@ -406,6 +459,16 @@ describe("AGENT_MODEL", () => {
     expect(problems({ AGENT_MODEL: "openai:m", OPENAI_API_KEY: "k", AGENT_MAX_STEPS: "0" })[0]).toMatch(
       /^AGENT_MAX_STEPS/,
     );
+    expect(problems({ AGENT_MODEL: "openai:m", OPENAI_API_KEY: "k", AGENT_RESULT_INLINE_CHARS: "10" })[0]).toMatch(
+      /^AGENT_RESULT_INLINE_CHARS/,
+    );
+    expect(problems({ AGENT_MODEL: "openai:m", OPENAI_API_KEY: "k", AGENT_REPEAT_CALLS_MAX: "0" })[0]).toMatch(
+      /^AGENT_REPEAT_CALLS_MAX/,
+    );
+    expect(load({ AGENT_MODEL: "openai:m", OPENAI_API_KEY: "k" }).llm).toMatchObject({
+      resultInlineChars: 8000,
+      repeatCallsMax: 3,
+    });
   });
 
   it("reads the business's instructions from AGENT_INSTRUCTIONS", () => {

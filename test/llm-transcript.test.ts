@@ -4,6 +4,7 @@
 // after the model's own status read, progress as a notice, the person's words (even a forged notice) only ever
 // as their own user messages, and a cut that drops whole exchanges and still opens with the person's side.
 import type { ModelMessage } from "ai";
+import canonicalize from "canonicalize";
 import { describe, expect, it } from "vitest";
 import {
   appendNotices,
@@ -314,5 +315,64 @@ describe("the transcript the LLM agent sends", () => {
         if (message.role === "tool") expect(messages[i - 1]?.role, `budget ${budget}`).toBe("assistant");
       });
     }
+  });
+  it("sends a tool's answer or result longer than the inline limit as a summary; the hub's own answers whole", () => {
+    const big = { data: { items: Array.from({ length: 50 }, (_, i) => ({ b: `item ${i}`, a: i })) } };
+    const sync: TranscriptEntry = {
+      kind: "call",
+      seq: 2,
+      callId: "call_sync",
+      tool: "list_catalogue",
+      args: {},
+      answer: { type: "answer", ok: true, content: big },
+    };
+    const page: TranscriptEntry = {
+      kind: "call",
+      seq: 3,
+      callId: "call_read",
+      tool: "read-tool-result",
+      args: { tool_call_id: "call_sync", offset: 0 },
+      byHub: true,
+      answer: { type: "answer", ok: true, content: { text: "x".repeat(900) } },
+    };
+    const late: TranscriptEntry = {
+      kind: "outcome",
+      seq: 5,
+      callId: "call_1",
+      tool: "match_therapists",
+      outcome: "completed",
+      content: big,
+    };
+    const messages = buildTranscript([user(1, "all of it"), sync, page, jobCall(4), late], {
+      contextChars: 1_000_000,
+      inlineChars: 600,
+    });
+    const text = JSON.stringify(messages);
+    const pointer = (callId: string) => ({
+      too_long_to_show: true,
+      tool_call_id: callId,
+      size_chars: canonicalize(big)!.length,
+      shape: { data: { items: "array of 50" } },
+      // Canonical JSON: the keys sorted, whatever order they came in.
+      first_part: canonicalize(big)!.slice(0, 150),
+      note: expect.stringContaining("read-tool-result"),
+    });
+    expect(messages[2]).toEqual({
+      role: "tool",
+      content: [
+        {
+          type: "tool-result",
+          toolCallId: "call_sync",
+          toolName: "list_catalogue",
+          output: { type: "json", value: pointer("call_sync") },
+        },
+      ],
+    });
+    expect(text).toContain("x".repeat(900));
+    const notice = messages.at(-1) as unknown as { content: { output: { value: { notices: unknown[] } } }[] };
+    expect(notice.content[0]!.output.value.notices).toEqual([
+      { tool_call_id: "call_1", tool: "match_therapists", status: "completed", result: pointer("call_1") },
+    ]);
+    expect(canonicalize(big)!.startsWith('{"data":{"items":[{"a":0,"b":"item 0"}')).toBe(true);
   });
 });

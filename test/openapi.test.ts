@@ -9,7 +9,7 @@ import { erasureRoutes } from "../src/server/routes/erasure.js";
 import { v1Routes } from "../src/server/routes/v1.js";
 import { TestHub, CONSOLE_API_KEY } from "./support/test-hub.js";
 import { startToolBackend, type ToolBackend } from "./support/tool-backend.js";
-import { checkStock, matchTherapists } from "./support/tool-files.js";
+import { checkStock, matchTherapists, matchWithMessages } from "./support/tool-files.js";
 
 interface Doc {
   openapi: string;
@@ -42,7 +42,9 @@ describe("the OpenAPI document", () => {
 
   beforeAll(async () => {
     backend = await startToolBackend();
-    hub = await TestHub.start({ tools: { match_therapists: matchTherapists, check_stock: checkStock } });
+    hub = await TestHub.start({
+      tools: { match_therapists: matchTherapists, match_online: matchWithMessages, check_stock: checkStock },
+    });
     const res = await fetch(`${hub.url}/v1/openapi.json`);
     expect(res.status).toBe(200);
     doc = (await res.json()) as Doc;
@@ -121,6 +123,15 @@ describe("the OpenAPI document", () => {
     await call("POST", `/conversations/${id}/tool-calls`, `${conversation}/tool-calls`, { tool: "no_such_tool" });
 
     const jobId = started.body.job.id as string;
+    // A message to a running job: the backend's answer; a tool that takes none is a 409.
+    const listening = await call("POST", `/conversations/${id}/tool-calls`, `${conversation}/tool-calls`, {
+      tool: "match_online",
+      arguments: { reason: "anxiety", area: "online" },
+    });
+    const messages = "/jobs/{id}/messages";
+    await call("POST", `/jobs/${listening.body.job.id}/messages`, messages, { text: "also on Saturdays" });
+    await call("POST", `/jobs/${listening.body.job.id}/messages`, messages, { text: "" });
+    await call("POST", `/jobs/${jobId}/messages`, messages, { text: "hello" });
     await call("POST", `/jobs/${jobId}/cancel`, "/jobs/{id}/cancel", undefined, CONSOLE_API_KEY);
     await call("GET", `/conversations/${id}/messages?limit=50`, `${conversation}/messages`);
     await call("GET", `/conversations/${id}/messages?limit=0`, `${conversation}/messages`);

@@ -11,8 +11,8 @@ import { JSONPath } from "jsonpath-plus";
 import { jsonPathProblem } from "../src/tools/json-path.js";
 import { loadTools, parseToolFile, ToolFileError } from "../src/tools/load-tools.js";
 import { mapResponse } from "../src/tools/map-response.js";
-import { renderCancelRequest, renderToolRequest } from "../src/tools/render-request.js";
-import { matchTherapists } from "./support/tool-files.js";
+import { renderCancelRequest, renderMessageRequest, renderToolRequest } from "../src/tools/render-request.js";
+import { matchTherapists, matchWithMessages } from "./support/tool-files.js";
 
 function toolsDir(files: Record<string, string>): string {
   const dir = mkdtempSync(path.join(tmpdir(), "hub-tools-"));
@@ -206,6 +206,41 @@ describe("rendering a tool's requests", () => {
       url: "http://clinic.test/vatio/jobs/6f1c0000-0000-4000-8000-000000000001",
     });
     expect(request?.headers.Authorization).toBe("Bearer k1");
+  });
+
+  it("puts a message's text in its JSON body only, and refuses an async.message that does not fit", () => {
+    const parsed = parseToolFile("match_online", "tools/match_online.yml", matchWithMessages);
+    if (!("tool" in parsed)) throw new Error("fixture does not parse");
+    const jobId = "6f1c0000-0000-4000-8000-000000000001";
+    const text = 'also online ../../admin?x=1 $env.CLINIC_API_KEY "quoted"';
+    const request = renderMessageRequest(parsed.tool, jobId, text, env({ CLINIC_API: "http://clinic.test" }));
+    expect(request).toEqual({
+      method: "POST",
+      url: `http://clinic.test/vatio/jobs/${jobId}/messages`,
+      headers: { Authorization: "Bearer ", "Content-Type": "application/json", "X-Vatio-Job-Id": jobId },
+      body: JSON.stringify({ note: text, source: "hub" }),
+    });
+    // Without a body: {"text": …}. A tool without async.message takes none.
+    const plain = matchWithMessages.replace(/ {4}body:\n( {6}.*\n)+/, "");
+    const bare = parseToolFile("bare", "tools/bare.yml", plain);
+    if (!("tool" in bare)) throw new Error("bare does not parse");
+    expect(renderMessageRequest(bare.tool, jobId, "hi", env({}))?.body).toBe('{"text":"hi"}');
+    expect(renderMessageRequest(tool(), jobId, "hi", env({}))).toBeUndefined();
+    const problems = (yaml: string) => {
+      const result = parseToolFile("bad", "tools/bad.yml", yaml, { envHas: () => false });
+      return "problems" in result ? result.problems.map((problem) => `${problem.key}: ${problem.reason}`) : [];
+    };
+    expect(
+      problems(
+        matchWithMessages.replace("    method: POST\n    path: /vatio/jobs", "    method: GET\n    path: /vatio/jobs"),
+      ),
+    ).toEqual([expect.stringMatching(/^async\.message\.method: /)]);
+    expect(problems(matchWithMessages.replace("path: /vatio/jobs/$job.id/messages", "path: vatio/messages"))).toEqual([
+      expect.stringMatching(/^async\.message\.path: must start with "\/"/),
+    ]);
+    expect(
+      problems(matchWithMessages.replace("path: /vatio/jobs/$job.id/messages", "path: /$env.MESSAGES_PATH")),
+    ).toContain("async.message.path: $env.MESSAGES_PATH is not set in the environment (or is empty)");
   });
 
   it("maps a result with respond: JSONPath, and passes data through without a mapping", () => {

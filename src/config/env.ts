@@ -59,6 +59,10 @@ export const envSchema = z.object({
   AGENT_INSTRUCTIONS: optional,
   AGENT_MAX_STEPS: positiveInt(8),
   AGENT_CONTEXT_CHARS: positiveInt(60_000),
+  // A tool result longer than this reaches the model as a summary it pages through (read-tool-result).
+  AGENT_RESULT_INLINE_CHARS: z.coerce.number().int().min(500).max(1_000_000).default(8000),
+  // The same call (tool and arguments) made more than this many times while its first still runs is not made.
+  AGENT_REPEAT_CALLS_MAX: z.coerce.number().int().min(1).max(100).default(3),
 
   // Backend calls and retries (milliseconds).
   TOOL_START_TIMEOUT_MS: positiveInt(8000),

@@ -13,6 +13,10 @@ export interface LlmConfig {
   instructions: string;
   maxSteps: number;
   contextChars: number;
+  /** A tool result longer than this (its JSON) reaches the model as a summary and a handle to page through. */
+  resultInlineChars: number;
+  /** How many times the same call may be made in a conversation while its first still runs. */
+  repeatCallsMax: number;
   timeoutMs: number;
 }
 
@@ -59,6 +63,8 @@ export function llmConfig(env: ParsedEnv): { llm: LlmConfig | undefined } | { pr
       instructions,
       maxSteps: env.AGENT_MAX_STEPS,
       contextChars: env.AGENT_CONTEXT_CHARS,
+      resultInlineChars: env.AGENT_RESULT_INLINE_CHARS,
+      repeatCallsMax: env.AGENT_REPEAT_CALLS_MAX,
       timeoutMs: env.AGENT_TIMEOUT_MS,
     },
   };

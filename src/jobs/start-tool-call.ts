@@ -24,6 +24,15 @@ export interface ToolCallInput {
 export type ToolCallOutcome =
   { status: 202; job: JobView; message: string | null; deduplicated?: true } | { status: 200; result: ToolResult };
 
+const argsHashOf = (args: Record<string, unknown>) =>
+  createHash("sha256")
+    .update(canonicalize(args) ?? "{}")
+    .digest("hex");
+
+/** The key a running job holds: one running job per conversation, tool and arguments (canonical JSON). */
+export const runningKeyOf = (conversationId: string, tool: string, args: Record<string, unknown>) =>
+  `${conversationId}:${tool}:${argsHashOf(args)}`;
+
 export async function startToolCall(
   ctx: JobDeps,
   conversationId: string,
@@ -50,16 +59,14 @@ export async function startToolCall(
   }
   if (!tool.async) return callSyncTool(ctx, conversation.id, tool, input);
 
-  const argsHash = createHash("sha256")
-    .update(canonicalize(input.arguments) ?? "{}")
-    .digest("hex");
+  const argsHash = argsHashOf(input.arguments);
   const started = await recordStart(ctx.sql, {
     conversationId: conversation.id,
     tool: tool.name,
     toolCallId: input.toolCallId ?? null,
     arguments: input.arguments,
     argsHash,
-    runningKey: `${conversation.id}:${tool.name}:${argsHash}`,
+    runningKey: runningKeyOf(conversation.id, tool.name, input.arguments),
     timeoutAt: new Date(ctx.now().getTime() + tool.async.timeoutMs),
     at: ctx.now(),
   });

@@ -17,6 +17,7 @@ import {
   agentMessageBody,
   cancelBody,
   createConversationBody,
+  jobMessageBody,
   jobQuery,
   jobsQuery,
   messagesQuery,
@@ -150,6 +151,27 @@ export const apiOperations: ApiOperation[] = [
     bodyOptional: true,
     responses: { 200: { description: "the job, now cancelled", schema: z.object({ job: jobView }) } },
     errors: { 404: "no such job", 409: "the job has already ended" },
+  },
+  {
+    method: "post",
+    path: "/jobs/:id/messages",
+    summary: "Give a running job a message (the person's follow-up); the backend's answer comes back",
+    description:
+      "Sent at once to the tool's `async.message` request, the text in its JSON body. Nothing is stored: " +
+      "the answer is the backend's status and body.",
+    keys: ["agent"],
+    body: jobMessageBody,
+    responses: {
+      200: {
+        description: "the job, and the backend's answer",
+        schema: z.object({ job: jobView, answer: z.object({ status: z.number().int(), body: z.unknown() }) }),
+      },
+    },
+    errors: {
+      404: "no such job",
+      409: "the job has ended, or its tool takes no messages",
+      502: "the backend failed or refused the message",
+    },
   },
   {
     method: "get",

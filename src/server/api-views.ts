@@ -120,7 +120,10 @@ export const toolView = z.object({
   description: z.string(),
   when_to_use: z.string().nullable(),
   parameters: z.unknown().describe("JSON Schema of the arguments"),
-  async: z.union([z.literal(false), z.object({ timeoutSeconds: z.number(), cancellable: z.boolean() })]),
+  async: z.union([
+    z.literal(false),
+    z.object({ timeoutSeconds: z.number(), cancellable: z.boolean(), takesMessages: z.boolean() }),
+  ]),
 });
 
 /** A conversation as the console shows it: with the label a person recognises it by. */

@@ -111,11 +111,12 @@ export function parseToolFile(
     };
   }
   const spec = parsed.data;
-  // Where the hub substitutes `$env`: the request, and the cancel path.
+  // Where the hub substitutes `$env`: the request, the cancel path and the message request.
   const unset = options.envHas
     ? [
         ...envReferences(spec.request, "request"),
         ...envReferences(spec.async?.cancel?.path, "async.cancel.path"),
+        ...envReferences(spec.async?.message, "async.message"),
       ].filter((reference) => !options.envHas!(reference.name))
     : [];
   const problems: ToolProblem[] = unset.map((reference) => ({
@@ -143,6 +144,7 @@ export function parseToolFile(
       async: asyncSpec && {
         timeoutMs: "ms" in timeout ? timeout.ms : DEFAULT_TIMEOUT_MS,
         cancel: asyncSpec.cancel,
+        message: asyncSpec.message,
         template: asyncSpec.whatsapp_template,
         notifyText: asyncSpec.notify_text,
         rerunTimes: asyncSpec.rerun?.times ?? 0,

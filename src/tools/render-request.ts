@@ -63,6 +63,34 @@ export function renderToolRequest(tool: Tool, args: Record<string, unknown>, env
   };
 }
 
+/**
+ * The request that gives a running job a message, or undefined when the tool declares none. The text is data:
+ * it goes in the JSON body only (`{"text": …}`, or each key of the declared body that has no value), never in
+ * the URL or a header.
+ */
+export function renderMessageRequest(
+  tool: Tool,
+  jobId: string,
+  text: string,
+  env: EnvLookup,
+): RenderedRequest | undefined {
+  const message = tool.async?.message;
+  if (!message) return undefined;
+  const headers = Object.fromEntries(
+    Object.entries(tool.request.headers).map(([key, value]) => [key, substitute(value, env)]),
+  );
+  const url = joinUrl(substitute(tool.request.base_url, env), substitute(message.path, env, jobId));
+  const payload: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(message.body ?? { text: null }))
+    payload[key] = value === null || value === undefined ? text : substituteDeep(value, env);
+  return {
+    method: message.method,
+    url,
+    headers: { ...headers, "Content-Type": "application/json", "X-Vatio-Job-Id": jobId },
+    body: JSON.stringify(payload),
+  };
+}
+
 /** The request that calls a job off on the backend, or undefined when the tool declares none. */
 export function renderCancelRequest(tool: Tool, jobId: string, env: EnvLookup): RenderedRequest | undefined {
   const cancel = tool.async?.cancel;

@@ -65,6 +65,14 @@ const asyncSchema = z.preprocess(
         if ("error" in parsed) ctx.addIssue({ code: "custom", message: parsed.error });
       }),
     cancel: z.strictObject({ method: httpMethod, path: urlPath.pipe(z.string().min(1)) }).optional(),
+    // A message to a running job (the person's follow-up): a key of `body` with no value takes its text.
+    message: z
+      .strictObject({
+        method: httpMethod.pipe(z.enum(["POST", "PUT", "PATCH"])),
+        path: urlPath.pipe(z.string().min(1)),
+        body: z.record(z.string(), z.unknown()).optional(),
+      })
+      .optional(),
     whatsapp_template: whatsappTemplateSchema.optional(),
     // What a push notification says when the result waits with the chat closed (never the result itself).
     notify_text: z.string().trim().min(1).max(200).optional(),
@@ -105,6 +113,8 @@ export interface Tool {
     | {
         timeoutMs: number;
         cancel: { method: string; path: string } | undefined;
+        /** The request that gives a running job a message (`async.message`); undefined: it takes none. */
+        message: { method: string; path: string; body?: Record<string, unknown> | undefined } | undefined;
         template: WhatsappTemplate | undefined;
         /** The push notification's text for a result of this tool (`async.notify_text`). */
         notifyText: string | undefined;

@@ -1,6 +1,6 @@
 // A tool backend written from the tool-backend guide: Express, `requireToolKey`, 202 with a message, the
-// job kept on a queue, results posted to the callback URL with the guide's retry loop, and a DELETE
-// endpoint for cancel requests. Tests steer how it answers.
+// job kept on a queue, results posted to the callback URL with the guide's retry loop, a DELETE
+// endpoint for cancel requests, and a POST endpoint for messages to a running job. Tests steer how it answers.
 import { once } from "node:events";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -29,6 +29,13 @@ export class ToolBackend {
   readonly jobs: ReceivedJob[] = [];
   readonly starts: { path: string; body: Record<string, unknown>; headers: Record<string, string | undefined> }[] = [];
   readonly cancels: { jobId: string; status: number }[] = [];
+  /** Every message to a running job (`async.message`): the path, the body and the headers it came with. */
+  readonly messages: { jobId: string; path: string; body: unknown; headers: Record<string, string | undefined> }[] = [];
+  /** What a message to a running job is answered with. */
+  messageAnswer: { status: number; body: unknown } = {
+    status: 200,
+    body: { message: "Noted: the search now includes that too." },
+  };
   startMode: StartMode = { kind: "accept" };
   /** Per job: how many cancel requests to answer 503 before accepting one. */
   readonly cancelFailures = new Map<string, number>();
@@ -71,6 +78,15 @@ export class ToolBackend {
       const status = failing ? 503 : 200;
       this.cancels.push({ jobId, status });
       res.status(status).json(failing ? { error: "busy" } : { result: "ok", message: "Cancelled" });
+    });
+    app.post("/vatio/jobs/:id/messages", requireToolKey, (req, res) => {
+      this.messages.push({
+        jobId: req.params.id as string,
+        path: req.originalUrl,
+        body: req.body as unknown,
+        headers: { jobId: req.get("X-Vatio-Job-Id"), contentType: req.get("content-type") },
+      });
+      res.status(this.messageAnswer.status).json(this.messageAnswer.body);
     });
     this.server = app.listen(0, "127.0.0.1");
     await once(this.server, "listening");

@@ -29,6 +29,34 @@ respond:
     therapists: "$.data.therapists"
 `;
 
+/** The same search, taking messages while it runs (`async.message`): a body key with no value gets the text. */
+export const matchWithMessages = `
+description: Finds therapists who fit what the patient is going through and where they live.
+parameters:
+  type: object
+  properties:
+    reason: { type: string }
+    area: { type: string }
+  required: [reason, area]
+async:
+  timeout: 10m
+  message:
+    method: POST
+    path: /vatio/jobs/$job.id/messages
+    body:
+      note:
+      source: hub
+request:
+  method: POST
+  base_url: "$env.CLINIC_API"
+  path: /vatio/match
+  headers:
+    Authorization: "Bearer $env.CLINIC_API_KEY"
+respond:
+  data:
+    therapists: "$.data.therapists"
+`;
+
 /** The same backend, with a timeout short enough to watch pass. */
 export const quickTimeout = `
 description: A job that is given two seconds.

@@ -2,9 +2,12 @@
 // tools as the project's source documents describe. Each turn rebuilds the transcript from the timeline
 // (transcript.ts), so a restart or another process taking the turn repeats nothing; the model's calls start
 // through the same path as POST /v1/conversations/{id}/tool-calls, keyed on the model's own call id; a job's
-// call is answered with a placeholder and its outcome comes in a later turn, once. At most AGENT_MAX_STEPS model
-// calls a turn; a reply that states a link, address, phone number or amount found nowhere is asked for again,
-// then cut (safeguard.ts). A model that refuses, fails or times out fails the turn, which the hub retries.
+// call is answered with a placeholder and its outcome comes in a later turn, once; a result too long to show is
+// sent as a summary the model pages through (result-pages.ts); a call the model repeats in a turn, or keeps
+// repeating while its first runs, is answered with a note instead of being made (repeated-calls.ts). At most
+// AGENT_MAX_STEPS model calls a turn; a reply that states a link, address, phone number or amount found nowhere
+// is asked for again, then cut (safeguard.ts). A model that refuses, fails or times out fails the turn, which
+// the hub retries.
 import { attachmentName, MAX_ATTACHMENTS } from "../../conversations/attachments.js";
 import { randomUUID } from "node:crypto";
 import {
@@ -24,7 +27,9 @@ import { recordSyncCall } from "../../jobs/job-store.js";
 import type { Metrics } from "../../metrics.js";
 import { startToolCall } from "../../jobs/start-tool-call.js";
 import { AgentUnavailableError, type AgentPort, type TurnReply, type TurnRequest } from "../agent-port.js";
-import { BUILT_IN_TOOLS, isBuiltIn, runBuiltInTool, type BuiltInAnswer } from "./built-in-tools.js";
+import { BUILT_IN_TOOLS, isBuiltIn, runBuiltInTool, SEND_TOOL, type BuiltInAnswer } from "./built-in-tools.js";
+import { recordRepeat, repeatedCall, type TurnCalls } from "./repeated-calls.js";
+import { resultPointer } from "./result-pages.js";
 import { chosenModel, modelLabel } from "./model-choice.js";
 import { systemPrompt } from "./instructions.js";
 import { describeClaims, inventedClaims, withoutClaims, type Claim } from "./safeguard.js";
@@ -59,7 +64,9 @@ function retryAfterOf(error: APICallError): number | undefined {
 
 /** What the LLM agent needs of the hub: what starting its calls needs, and the model metrics. */
 export type LlmAgentDeps = JobDeps &
-  TranscriptFileDeps & { metrics: Pick<Metrics, "modelRequests" | "modelTokens" | "safeguardRemovals"> };
+  TranscriptFileDeps & {
+    metrics: Pick<Metrics, "modelRequests" | "modelTokens" | "safeguardRemovals" | "repeatedCalls">;
+  };
 
 export function llmAgent(config: LlmConfig, getCtx: () => LlmAgentDeps): AgentPort {
   const model = chosenModel(config);
@@ -135,6 +142,7 @@ export function llmAgent(config: LlmConfig, getCtx: () => LlmAgentDeps): AgentPo
     conversationId: string,
     call: { toolCallId: string; toolName: string; input: unknown },
     seen: { results: unknown[]; handoff?: string },
+    turnCalls: TurnCalls,
   ): Promise<ToolOutput> {
     // A call the SDK could not parse (an unknown tool, arguments that are not JSON) is answered with why.
     const unparsed = "invalid" in call && call.invalid ? unparsedCall(call) : undefined;
@@ -142,14 +150,17 @@ export function llmAgent(config: LlmConfig, getCtx: () => LlmAgentDeps): AgentPo
     if (call.input === null || typeof call.input !== "object" || Array.isArray(call.input))
       return { type: "error-text", value: `the arguments of ${call.toolName} must be a JSON object` };
     const args = call.input as Record<string, unknown>;
+    // Made already in this turn, or again and again while its first runs: a note, and nothing is sent.
+    const repeated = await repeatedCall(ctx, conversationId, call, args, turnCalls, config.repeatCallsMax);
+    if (repeated) return { type: "error-text", value: repeated };
     if (isBuiltIn(call.toolName)) {
-      const answer: BuiltInAnswer = await runBuiltInTool(ctx, conversationId, call.toolName, args).catch(
-        (error: unknown) => {
-          // The model reads that it failed; the turn goes on (a failed turn would repeat the same call).
-          ctx.log.warn({ err: error, tool: call.toolName, conversation_id: conversationId }, "a built-in tool failed");
-          return { ok: false, content: `${call.toolName} failed: the call could not be read just now` };
-        },
-      );
+      const answer: BuiltInAnswer = await runBuiltInTool(ctx, conversationId, call.toolName, args, {
+        inlineChars: config.resultInlineChars,
+      }).catch((error: unknown) => {
+        // The model reads that it failed; the turn goes on (a failed turn would repeat the same call).
+        ctx.log.warn({ err: error, tool: call.toolName, conversation_id: conversationId }, "a built-in tool failed");
+        return { ok: false, content: `${call.toolName} failed: the call could not be read just now` };
+      });
       await recordSyncCall(ctx.sql, {
         conversationId,
         toolCallId: call.toolCallId,
@@ -173,9 +184,12 @@ export function llmAgent(config: LlmConfig, getCtx: () => LlmAgentDeps): AgentPo
       });
       if (outcome.status === 200) {
         seen.results.push(outcome.result);
-        return { type: "json", value: outcome.result as never };
+        const shown = resultPointer(call.toolCallId, outcome.result, config.resultInlineChars) ?? outcome.result;
+        return { type: "json", value: shown as never };
       }
       seen.results.push(outcome.message);
+      // The same call again while its first runs: the model is told of that job, and the call is in the timeline.
+      if (outcome.deduplicated) await recordRepeat(ctx, conversationId, call, args, outcome.job.id, outcome.message);
       return { type: "json", value: placeholder(outcome.job.id, outcome.message) as never };
     } catch (error) {
       // Bad arguments, an unknown tool, a backend that refused: the model reads why, as the call's answer.
@@ -212,18 +226,24 @@ export function llmAgent(config: LlmConfig, getCtx: () => LlmAgentDeps): AgentPo
           .join("\n\n");
         tools[hubTool.name] = tool({ description, inputSchema: jsonSchema(hubTool.parameters as never) });
       }
-      for (const builtIn of BUILT_IN_TOOLS)
+      // send-to-tool-call only when a tool takes messages.
+      const takesMessages = [...ctx.tools.values()].some((hubTool) => hubTool.async?.message);
+      for (const builtIn of BUILT_IN_TOOLS.filter((each) => each.name !== SEND_TOOL || takesMessages))
         tools[builtIn.name] = tool({
           description: builtIn.description,
           inputSchema: jsonSchema(builtIn.parameters as never),
         });
 
       const turnId = randomUUID();
-      const messages = buildTranscript(entries, { contextChars: config.contextChars });
+      const messages = buildTranscript(entries, {
+        contextChars: config.contextChars,
+        inlineChars: config.resultInlineChars,
+      });
       // A hand-back has no words of its own in the timeline: the model is told, for this turn.
       if (request.inputs.some((input) => input.type === "handback"))
         appendNotices(messages, "hub_notice_handback", [HANDED_BACK]);
       const seen: { results: unknown[]; handoff?: string } = { results: [] };
+      const turnCalls: TurnCalls = new Map();
       const texts: string[] = [];
       for (let step = 1; step <= config.maxSteps; step++) {
         const result = await complete(ctx, request, {
@@ -241,7 +261,7 @@ export function llmAgent(config: LlmConfig, getCtx: () => LlmAgentDeps): AgentPo
         messages.push(...result.response.messages.filter((message) => message.role === "assistant"));
         const parts = [];
         for (const call of result.toolCalls) {
-          const output = await runCall(ctx, conversationId, call, seen);
+          const output = await runCall(ctx, conversationId, call, seen, turnCalls);
           parts.push({ type: "tool-result" as const, toolCallId: call.toolCallId, toolName: call.toolName, output });
         }
         messages.push({ role: "tool", content: parts });

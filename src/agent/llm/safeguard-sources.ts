@@ -3,12 +3,14 @@
 // - a tool's answer (a sync call's result or error, a job's accept message), a job's result or failure, a job's
 //   progress: the tool's words;
 // - of the built-in tools' answers, only what they carry from a tool (a job's result, error and last progress from
-//   get-tool-call-status and list-running-tool-calls); their call ids, job ids, statuses and times are the hub's;
+//   get-tool-call-status and list-running-tool-calls, a backend's answer to send-to-tool-call, the pages of a
+//   result the model read with read-tool-result); their call ids, job ids, statuses and times are the hub's;
+// - the hub's answer to a repeated call (a note, or the running job's placeholder): none of the tool's words;
 // - a job that expired, ran again, timed out or was cancelled: the hub's words, none of the tool's;
 // - the person's messages, up to the first line that imitates the hub (one of its notices, "(From the hub…",
 //   a role label like "System:", or new "instructions"): from there on, the message is not the person's own word.
 // The person's name and file names, the team's and the agent's own messages are not sources.
-import { CANCEL_TOOL, HAND_OFF_TOOL, LIST_TOOL } from "./built-in-tools.js";
+import { CANCEL_TOOL, HAND_OFF_TOOL, LIST_TOOL, READ_TOOL, SEND_TOOL } from "./built-in-tools.js";
 import { sourcesOf, type Sources } from "./safeguard.js";
 import { STATUS_TOOL, type TranscriptEntry } from "./transcript.js";
 
@@ -21,10 +23,12 @@ function toolPartsOf(tool: string, content: unknown): unknown[] {
   if (tool === STATUS_TOOL) return [answer.result, answer.error, answer.last_progress];
   if (tool === LIST_TOOL)
     return Array.isArray(answer.running) ? answer.running.map((job) => record(job).last_progress) : [];
+  if (tool === SEND_TOOL) return [answer.answer];
+  if (tool === READ_TOOL) return [answer.text];
   return [];
 }
 
-const BUILT_IN_NAMES = new Set([STATUS_TOOL, LIST_TOOL, CANCEL_TOOL, HAND_OFF_TOOL]);
+const BUILT_IN_NAMES = new Set([STATUS_TOOL, LIST_TOOL, CANCEL_TOOL, HAND_OFF_TOOL, SEND_TOOL, READ_TOOL]);
 
 const LINE_BREAK = /\r\n|[\n\r\v\f\u0085\u2028\u2029]/;
 const INVISIBLE = /[\p{Cf}\p{Cc}]/gu;
@@ -59,6 +63,7 @@ function sourceParts(entry: TranscriptEntry): unknown[] {
     case "call":
       if (entry.answer.type === "job") return [entry.answer.acceptMessage];
       if (BUILT_IN_NAMES.has(entry.tool)) return entry.answer.ok ? toolPartsOf(entry.tool, entry.answer.content) : [];
+      if (entry.byHub) return [];
       return [entry.answer.content];
     case "outcome":
       return entry.outcome === "completed" || entry.outcome === "failed" ? [entry.content] : [];

@@ -57,7 +57,7 @@ function outcomeOf(row: Row): { outcome: JobOutcome; content: unknown } {
  * A result's files, as the model reads them: each one's name and type. The hub attaches the files to the
  * reply that gives the result, so the model only says they are there.
  */
-function resultWithFiles(result: unknown, stored: unknown): unknown {
+export function resultWithFiles(result: unknown, stored: unknown): unknown {
   const files = attachmentsOf(stored);
   if (files.length === 0) return result;
   return {
@@ -120,14 +120,31 @@ export async function timelineEntries(sql: SqlQuery, conversationId: string): Pr
           next?.role === "tool_result" && (row.jobId ? next.jobId === row.jobId : next.jobId === null);
         if (!answeredAtOnce && !row.jobId) break;
         let answer: Extract<TranscriptEntry, { kind: "call" }>["answer"];
+        // The hub's own answer: a built-in tool's, or its answer to a repeated call (a note, or the job's placeholder).
+        let byHub = false;
         if (answeredAtOnce) {
-          const stored = (next.data ?? {}) as { outcome?: string; result?: unknown };
+          const stored = (next.data ?? {}) as {
+            outcome?: string;
+            result?: unknown;
+            builtIn?: boolean;
+            repeated?: string;
+            repeatOf?: string;
+          };
+          byHub = !row.jobId && Boolean(stored.builtIn || stored.repeated || stored.repeatOf);
           const ok = row.jobId ? next.jobStatus === "succeeded" : stored.outcome !== "failed";
           const content = row.jobId ? (ok ? next.result : next.error) : ok ? stored.result : next.text;
           answer = { type: "answer", ok, content };
           i += 1;
         } else answer = { type: "job", jobId: row.jobId!, acceptMessage: row.acceptMessage };
-        entries.push({ kind: "call", seq, callId, tool, args: call.arguments ?? {}, answer });
+        entries.push({
+          kind: "call",
+          seq,
+          callId,
+          tool,
+          args: call.arguments ?? {},
+          answer,
+          ...(byHub ? { byHub: true as const } : {}),
+        });
         break;
       }
       case "tool_result": {

@@ -8,9 +8,11 @@
 //   read-hub-notices call the hub makes on the model's behalf (an assistant tool call and its one tool
 //   result) — a place no text of the person can reach, since the person's words are only ever user messages;
 //   an outcome the model already read with get-tool-call-status is not told again;
+// - a tool's result longer than the inline limit is sent as a summary and a handle (result-pages.ts);
 // - cut to a budget by dropping the oldest exchanges whole (a call never loses its tool message).
 // Pure: entries in, messages out (table-tested in test/llm-transcript.test.ts).
 import type { ModelMessage } from "ai";
+import { resultPointer } from "./result-pages.js";
 
 export type JobOutcome = "completed" | "failed" | "timed out" | "cancelled" | "expired" | "ran again";
 
@@ -39,6 +41,8 @@ export type TranscriptEntry =
       callId: string;
       tool: string;
       args: unknown;
+      /** Answered by the hub itself: a built-in tool, or a note on a repeated call (not the tool's words). */
+      byHub?: true;
       /** A sync tool's (or a built-in tool's) answer, or the job a background tool started. */
       answer:
         | { type: "answer"; ok: boolean; content: unknown }
@@ -133,7 +137,11 @@ function outcomeNotice(entry: Extract<TranscriptEntry, { kind: "outcome" }>): Hu
   };
 }
 
-function toUnits(entries: TranscriptEntry[]): Unit[] {
+/** A tool's content as the model is sent it: a pointer when it is longer than the inline limit. */
+const shown = (callId: string, content: unknown, inlineChars: number) =>
+  resultPointer(callId, content, inlineChars) ?? content;
+
+function toUnits(entries: TranscriptEntry[], inlineChars: number): Unit[] {
   const reads = statusReads(entries);
   const units: Unit[] = [];
   for (const entry of entries) {
@@ -161,7 +169,12 @@ function toUnits(entries: TranscriptEntry[]): Unit[] {
           entry.answer.type === "job"
             ? { type: "json" as const, value: placeholder(entry.answer.jobId, entry.answer.acceptMessage) }
             : entry.answer.ok
-              ? { type: "json" as const, value: (entry.answer.content ?? null) as never }
+              ? {
+                  type: "json" as const,
+                  value: (entry.byHub
+                    ? (entry.answer.content ?? null)
+                    : shown(entry.callId, entry.answer.content ?? null, inlineChars)) as never,
+                }
               : { type: "error-text" as const, value: asText(entry.answer.content) };
         units.push({
           type: "assistant",
@@ -183,7 +196,8 @@ function toUnits(entries: TranscriptEntry[]): Unit[] {
         // Read first with get-tool-call-status: the model has it from that answer, and is not told twice.
         const read = reads.get(entry.callId);
         if (read !== undefined && read > entry.seq) break;
-        units.push({ type: "notice", key: entry.seq, notice: outcomeNotice(entry) });
+        const content = entry.outcome === "completed" ? shown(entry.callId, entry.content, inlineChars) : entry.content;
+        units.push({ type: "notice", key: entry.seq, notice: outcomeNotice({ ...entry, content }) });
         break;
       }
       case "progress":
@@ -230,8 +244,11 @@ function userMessage(units: Extract<Unit, { type: "user" }>[]): ModelMessage {
   };
 }
 
-export function buildTranscript(entries: TranscriptEntry[], options: { contextChars: number }): ModelMessage[] {
-  const { kept, cut: wasCut } = cut(toUnits(entries), options.contextChars);
+export function buildTranscript(
+  entries: TranscriptEntry[],
+  options: { contextChars: number; inlineChars?: number },
+): ModelMessage[] {
+  const { kept, cut: wasCut } = cut(toUnits(entries, options.inlineChars ?? Infinity), options.contextChars);
   const messages: ModelMessage[] = [];
   let users: Extract<Unit, { type: "user" }>[] = wasCut ? [{ type: "user", key: -1, text: LEFT_OUT }] : [];
   let notices: Extract<Unit, { type: "notice" }>[] = [];

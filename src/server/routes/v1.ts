@@ -11,6 +11,7 @@ import { accountsOf, type MetaChannel } from "../../channels/meta/meta-accounts.
 import { CHANNELS, isWidgetChannel } from "../../delivery/channel.js";
 import { HubError } from "../../errors.js";
 import { cancelJob } from "../../jobs/cancel-job.js";
+import { JOB_MESSAGE_MAX_CHARS, sendJobMessage } from "../../jobs/job-message.js";
 import { listJobs, waitForJob } from "../../jobs/job-queries.js";
 import { startToolCall } from "../../jobs/start-tool-call.js";
 import { requireBearer, type Principal } from "../auth.js";
@@ -45,6 +46,8 @@ export const jobQuery = z.object({ waitMs: z.coerce.number().int().min(0).max(30
 export const cancelBody = z.object({
   agent: humanAgentBody.optional(),
 });
+/** A message to a running job: the person's text, sent to its backend as data. */
+export const jobMessageBody = z.object({ text: z.string().trim().min(1).max(JOB_MESSAGE_MAX_CHARS) });
 export const jobsQuery = z.object({
   status: z.enum(["running", "succeeded", "failed", "timed_out", "cancelled"]).optional(),
 });
@@ -119,6 +122,11 @@ export function v1Routes(ctx: HubContext): Router {
     res.json({ job: await cancelJob(ctx, req.params.id as string, principal, agent) });
   });
 
+  router.post("/jobs/:id/messages", agentOnly, async (req, res) => {
+    const body = parseInput(jobMessageBody, req.body);
+    res.json(await sendJobMessage(ctx, req.params.id as string, body.text));
+  });
+
   router.get("/tools", agentOnly, (_req, res) => {
     res.json({
       tools: [...ctx.tools.values()].map((tool) => ({
@@ -127,7 +135,11 @@ export function v1Routes(ctx: HubContext): Router {
         when_to_use: tool.whenToUse ?? null,
         parameters: tool.parameters,
         async: tool.async
-          ? { timeoutSeconds: tool.async.timeoutMs / 1000, cancellable: Boolean(tool.async.cancel) }
+          ? {
+              timeoutSeconds: tool.async.timeoutMs / 1000,
+              cancellable: Boolean(tool.async.cancel),
+              takesMessages: Boolean(tool.async.message),
+            }
           : false,
       })),
     });
