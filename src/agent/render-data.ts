@@ -16,6 +16,13 @@ function render(value: unknown, depth = 0): string {
   }
   if (value && typeof value === "object") {
     const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== null && v !== undefined);
+    // A named item of a list (a person, a place) reads as its name, then what the rest of it says.
+    const name = (value as Record<string, unknown>).name;
+    if (depth > 0 && typeof name === "string" && entries.every(([, v]) => typeof v !== "object"))
+      return `${name}: ${entries
+        .filter(([key]) => key !== "name")
+        .map(([, v]) => String(v))
+        .join(", ")}`;
     // A single wrapping key (`{therapists: [...]}`) says nothing the list does not.
     if (depth === 0 && entries.length === 1) return render(entries[0]![1], 0);
     return entries
