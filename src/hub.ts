@@ -174,7 +174,9 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
         ? llmAgent(config.llm, () => ctx)
         : builtInComposer({
             // The demo behaviour needs this very context; it is only called once the hub runs.
-            startSearch: tools.has(DEMO_TOOL) ? (conversationId, args) => startDemo(ctx, conversationId, args) : undefined,
+            startSearch: tools.has(DEMO_TOOL)
+              ? (conversationId, args) => startDemo(ctx, conversationId, args)
+              : undefined,
           }),
     channels: { web: widget, ios: widget, android: widget, flutter: widget, ...metaChannels(config, queues) },
     limits: visitorLimits(queues.redis, queues.prefix, config.limits),
