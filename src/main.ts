@@ -56,7 +56,8 @@ function banner(config: Config, hub: Hub, local: LocalModel | undefined): string
 
 /** The address actually bound: every interface said as such, with the address to open on this machine. */
 function listeningLine(config: Config, url: string): string {
-  const { port } = new URL(url);
+  // Not parsed as a URL: the hub's own for HOST=:: is not one.
+  const port = /:(\d+)$/.exec(url)?.[1] ?? String(config.port);
   const everywhere = config.host === "0.0.0.0" || config.host === "::" || config.host === "";
   if (!everywhere) return url;
   return `http://${config.host === "::" ? "[::]" : "0.0.0.0"}:${port}   (every interface: reachable from other machines; HOST=127.0.0.1 for this one only; here: http://${publicHost(config.host)}:${port})`;
