@@ -101,6 +101,8 @@ describe("the built-in composer", () => {
     ["Hello, who are you?", false, { kind: "about" }],
     ["bye!", false, { kind: "bye" }],
     ["the weather is nice", false, { kind: "other" }],
+    ["I need help, I've been really stressed", false, { kind: "search", query: "stress" }],
+    ["todavía tengo ansiedad", false, { kind: "search", query: "anxiety" }],
   ])("reads %j (a result given: %s)", (text, hasResult, intent) => {
     expect(readIntent(text, { hasResult })).toEqual(intent);
   });

@@ -57,7 +57,7 @@ const PLACES = [
 const SEARCH_WORDS =
   /\b(demo|search|find|look(ing)? for|busca(r|me)?|encuentra(me)?|necesito (un|una) (psicolog|terapeut))/;
 const STATUS =
-  /\b(how('s| is)? (it|the search|that) going|how('s| is)? it coming|status|progress|ready yet|any news|como va|como vas|que tal va|novedades|ya esta(s)?|falta mucho|todavia)\b/;
+  /\b(how('s| is)? (it|the search|that) going|how('s| is)? it coming|status|progress|ready yet|any news|como va|como vas|que tal va|novedades|ya esta(s)? listo|falta mucho)\b/;
 const GREETING = /^\s*(hi|hello|hey|good (morning|afternoon|evening)|hola|buenas|buenos dias|buenas (tardes|noches))\b/;
 const THANKS = /\b(thanks|thank you|thx|ty|cheers|gracias|muchas gracias|te agradezco)\b/;
 const BYE = /\b(bye|goodbye|see you|chao|chau|adios|hasta luego|nos vemos)\b/;
@@ -129,7 +129,6 @@ export function searchWords(text: string): string {
 /** What the message asks, the first rule that fits winning (see the table in test/composer.test.ts). */
 export function readIntent(text: string, context: { hasResult: boolean }): Intent {
   const read = plain(text);
-  if (ABOUT.test(read)) return { kind: "about" };
   if (STATUS.test(read)) return { kind: "status" };
   const place = placeOf(text);
   // "search for …" takes the person's own words; a concern named in a sentence takes the concern.
@@ -143,6 +142,7 @@ export function readIntent(text: string, context: { hasResult: boolean }): Inten
       return { kind: "about_result", aspect, ordinal };
   }
   if (concerns.length > 0) return { kind: "search", query: concerns.join(" "), ...(place ? { place } : {}) };
+  if (ABOUT.test(read)) return { kind: "about" };
   if (THANKS.test(read)) return { kind: "thanks" };
   if (BYE.test(read)) return { kind: "bye" };
   if (GREETING.test(read)) return { kind: "greeting" };
