@@ -174,8 +174,8 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
         ? llmAgent(config.llm, () => ctx)
         : builtInComposer({
             // The demo behaviour needs this very context; it is only called once the hub runs.
-            startDemo: tools.has(DEMO_TOOL)
-              ? (conversationId, text) => startDemo(ctx, conversationId, text)
+            startSearch: tools.has(DEMO_TOOL)
+              ? (conversationId, args) => startDemo(ctx, conversationId, args)
               : undefined,
           }),
     channels: { web: widget, ios: widget, android: widget, flutter: widget, ...metaChannels(config, queues) },

@@ -9,10 +9,12 @@ import { startHub, type Hub } from "./hub.js";
 import { createLogger, type Logger } from "./logger.js";
 import { formatStartUpError, StartUpError } from "./start-up-errors.js";
 import { formatProblem, ToolFileError } from "./tools/load-tools.js";
+import { localModelLine, ollamaBaseUrl, probeLocalModel, type LocalModel } from "./agent/local-model.js";
+import { publicHost } from "./config/network.js";
 
 const STOP_DEADLINE_MS = 10_000;
 
-function banner(config: Config, hub: Hub): string {
+function banner(config: Config, hub: Hub, local: LocalModel | undefined): string {
   const { url } = hub;
   const publicUrl = hub.ctx.publicUrl();
   // "run the demo" is understood only by the built-in composer, with the demo tool and its backend.
@@ -26,8 +28,10 @@ function banner(config: Config, hub: Hub): string {
     `  redis:       ${describeRedis(config.redis)}`,
     `  agent:       ${agentLine(config)}`,
   ];
+  // A model server on this machine, while the built-in agent answers: how to use it instead.
+  if (local) lines.push(`  local model: ${local.baseUrl} answers; to use it: ${localModelLine(local)}`);
   if (url) {
-    lines.push(`  listening:   ${url}`, `  public URL:  ${publicUrl}`);
+    lines.push(`  listening:   ${listeningLine(config, url)}`, `  public URL:  ${publicUrl}`);
     lines.push(
       demoAgent
         ? `  demo page:   ${publicUrl}/demo   (say "run the demo")`
@@ -48,6 +52,15 @@ function banner(config: Config, hub: Hub): string {
     "",
   );
   return lines.join("\n");
+}
+
+/** The address actually bound: every interface said as such, with the address to open on this machine. */
+function listeningLine(config: Config, url: string): string {
+  // Not parsed as a URL: the hub's own for HOST=:: is not one.
+  const port = /:(\d+)$/.exec(url)?.[1] ?? String(config.port);
+  const everywhere = config.host === "0.0.0.0" || config.host === "::" || config.host === "";
+  if (!everywhere) return url;
+  return `http://${config.host === "::" ? "[::]" : "0.0.0.0"}:${port}   (every interface: reachable from other machines; HOST=127.0.0.1 for this one only; here: http://${publicHost(config.host)}:${port})`;
 }
 
 /** Where outgoing events go (docs/events.md): hosts only, never a path, credentials or secret. */
@@ -131,7 +144,12 @@ async function main(): Promise<void> {
   try {
     const hub = await startHub(config, { logger: log });
     // The keys are printed on the terminal only, never into the structured log.
-    if (!config.production) process.stdout.write(banner(config, hub));
+    if (!config.production) {
+      // Asked only when it could be used: no agent is configured.
+      const local =
+        config.agent || config.llm ? undefined : await probeLocalModel(ollamaBaseUrl(process.env.OLLAMA_HOST));
+      process.stdout.write(banner(config, hub, local));
+    }
     let stopping = false;
     const stop = async (signal: string) => {
       if (stopping) return;

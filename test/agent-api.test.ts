@@ -163,6 +163,6 @@ describe("the agent-runtime API", () => {
       "the timeout notice",
       20_000,
     );
-    expect(notice.text).toBe("Sorry, quick_report could not be done this time: it took too long.");
+    expect(notice.text).toBe("Sorry, I could not get that done this time: it took too long.");
   });
 });

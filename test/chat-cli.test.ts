@@ -67,16 +67,16 @@ describe("hub chat", () => {
     await hub.settled();
   });
 
-  it("chat show prints the story, with a running job's callback URL that works by hand", async () => {
+  it("chat show prints the story, with a running job's callback URL (on the hub's own public URL) that works by hand", async () => {
     const conversationId = await hub.conversation("web");
     const started = await hub.api("POST", `/v1/conversations/${conversationId}/tool-calls`, {
       tool: "match_therapists",
       arguments: { reason: "sleep", area: "Ñuñoa" },
     });
     expect(started.status).toBe(202);
+    // No PUBLIC_URL here: the URL is on the public address of the hub at HUB_URL, as it told the backend.
     const show = await hubCommand(["chat", "show", conversationId], {
       CALLBACK_SECRET,
-      PUBLIC_URL: hub.url,
       CLINIC_API: backend.url,
       CLINIC_API_KEY: TOOL_KEY,
     });

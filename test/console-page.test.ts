@@ -35,7 +35,8 @@ describe("the support console", () => {
   beforeAll(async () => {
     // A backend that keeps its jobs running until told (and records cancel requests), beside the demo's.
     backend = await startToolBackend();
-    hub = await startDemoHub(3000, { match_therapists: matchTherapists });
+    // Time enough for the console to list the visitor once they write, and take over before the result.
+    hub = await startDemoHub(8000, { match_therapists: matchTherapists });
     browser = await launchChromium();
   });
   afterEach(async () => {
@@ -430,7 +431,11 @@ describe("the support console", () => {
         .id as string;
     const named = await created("whatsapp", `5691${tag}`, `Ana Rojas ${tag}`);
     const numbered = await created("whatsapp", `5698${tag}`);
+    // A visitor who has written (a page view alone is not listed).
     const visitor = await openSession(hub.url);
+    const writer = await WidgetClient.connect(hub.url, { token: visitor.token });
+    await writer.send("hello", "first");
+    writer.close();
 
     const page = await newPage();
     await openConsole(page);

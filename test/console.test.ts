@@ -25,6 +25,14 @@ describe("the human-agent console", () => {
   const clients: WidgetClient[] = [];
   let n = 0;
   const person = () => `5697000${String(++n).padStart(4, "0")}`;
+  /** A visitor who has written once: a widget conversation is listed from its first message on. */
+  const writingVisitor = async () => {
+    const visitor = await openSession(hub.url);
+    const client = await WidgetClient.connect(hub.url, { token: visitor.token });
+    clients.push(client);
+    await client.send("hello", "first");
+    return visitor;
+  };
 
   beforeAll(async () => {
     graph = await new FakeGraph({ appSecret: APP_SECRET }).start();
@@ -329,7 +337,7 @@ describe("the human-agent console", () => {
     const created = async (channel: string, contact: string, name?: string) =>
       (await hub.api("POST", "/v1/conversations", { channel, contact, ...(name ? { name } : {}) })).body.conversation
         .id as string;
-    const visitor = await openSession(hub.url);
+    const visitor = await writingVisitor();
     const cases: [string, string][] = [
       [visitor.conversationId, `Visitor ${visitor.conversationId.slice(0, 4)}`],
       [await created("whatsapp", "56970001234", "Ana Rojas"), "Ana Rojas"],
@@ -360,7 +368,7 @@ describe("the human-agent console", () => {
         .id as string;
     const named = await created("whatsapp", `5691${tag}`, `Beatriz Ñúñez ${tag}`);
     const numbered = await created("whatsapp", `5698${tag}`);
-    const visitor = await openSession(hub.url);
+    const visitor = await writingVisitor();
     const percent = await created("web", `discount-100%-${tag}`);
     const search = async (q: string) =>
       (

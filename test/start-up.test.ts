@@ -2,6 +2,7 @@
 // each start-up failure as one sentence and a hint (Redis, PostgreSQL missing or down, a port in use); the
 // start banner with and without an agent runtime.
 import { cpSync, existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { createServer as createHttpServer } from "node:http";
 import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -192,6 +193,13 @@ describe("starting the hub", () => {
           setting: "PUBLIC_URL",
           msg: expect.stringMatching(/^callback URLs point at http:\/\/127\.0\.0\.1:8080, which only this machine/),
         }),
+        // The default HOST: every interface.
+        expect.objectContaining({
+          setting: "HOST",
+          msg: expect.stringMatching(
+            /^listening on every interface \(HOST=0\.0\.0\.0, port 0\).*set HOST=127\.0\.0\.1$/,
+          ),
+        }),
       ]),
     );
     expect(hub.output().stderr).toBe("");
@@ -200,7 +208,7 @@ describe("starting the hub", () => {
     expect(await hub.exited).toBe(0);
   }, 120_000);
 
-  it("no warning in production with PostgreSQL, a public address and a metrics token", async () => {
+  it("no warning in production with PostgreSQL, a public address, a metrics token and HOST=127.0.0.1", async () => {
     const database = await createDatabase();
     databases.push(database);
     const cwd = mkdtempSync(path.join(tmpdir(), "hub-prod-quiet-"));
@@ -214,6 +222,7 @@ describe("starting the hub", () => {
         DATABASE_URL: database.url,
         PUBLIC_URL: "https://hub.example.com",
         METRICS_TOKEN: strong("metrics"),
+        HOST: "127.0.0.1",
       }),
     );
     await hub.waitFor('"msg":"hub started"');
@@ -301,11 +310,40 @@ describe("the start banner", () => {
 
   it("with the built-in agent: the demo page with what to say, and the console", async () => {
     const { text, publicUrl } = await banner({});
+    // Every interface is bound (the default HOST): said as such, with the address for this machine.
+    const port = new URL(publicUrl).port;
+    expect(text).toContain(
+      `  listening:   http://0.0.0.0:${port}   (every interface: reachable from other machines; HOST=127.0.0.1 for this one only; here: http://localhost:${port})\n`,
+    );
     expect(text).toContain(
       "  agent:       built-in composer (set AGENT_MODEL=openai:<model> or anthropic:<model> for an LLM, AGENT_URL for your own runtime)\n",
     );
     expect(text).toContain(`  demo page:   ${publicUrl}/demo   (say "run the demo")\n`);
     expect(text).toContain(`  console:     ${publicUrl}/console   (sign in with CONSOLE_API_KEY)\n`);
+  });
+
+  it("with HOST=127.0.0.1 and a local model server answering: that address, and the exact line to use the model", async () => {
+    // A stand-in for Ollama's OpenAI-compatible API, where OLLAMA_HOST says (as the ollama command reads it).
+    const ollama = createHttpServer((req, res) => {
+      if (req.url !== "/v1/models") return void res.writeHead(404).end();
+      res.writeHead(200, { "Content-Type": "application/json" });
+      res.end(JSON.stringify({ object: "list", data: [{ id: "llama3.2:latest", object: "model" }] }));
+    });
+    await new Promise<void>((resolve) => ollama.listen(0, "127.0.0.1", resolve));
+    const address = `127.0.0.1:${(ollama.address() as AddressInfo).port}`;
+    try {
+      const { text, publicUrl } = await banner({ HOST: "127.0.0.1", OLLAMA_HOST: address });
+      expect(text).toContain(`  listening:   http://127.0.0.1:${new URL(publicUrl).port}\n`);
+      expect(text).toContain(
+        `  local model: http://${address}/v1 answers; to use it: AGENT_MODEL=openai:llama3.2:latest OPENAI_BASE_URL=http://${address}/v1 npm start\n`,
+      );
+      // With an agent configured, no model server is asked about.
+      const withAgent = await banner({ OLLAMA_HOST: address, AGENT_URL: "http://127.0.0.1:9/turns" });
+      expect(withAgent.text).not.toContain("local model:");
+    } finally {
+      ollama.closeAllConnections();
+      await new Promise((resolve) => ollama.close(resolve));
+    }
   });
 
   it("with AGENT_URL: the agent named (no query), the console, and no demo to run", async () => {

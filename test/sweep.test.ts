@@ -20,7 +20,7 @@ describe("the sweep", () => {
     const client = await WidgetClient.connect(hub.url, { token: session.token });
     await hub.strandInput(session.conversationId, "hello?");
     const reply = await eventually(() => client.agentMessages()[0], "the sweep to answer it");
-    expect(reply.text).toBe("Thanks, noted.");
+    expect(reply.text).toBe("Hi! How can I help?");
     await hub.settled();
     expect(client.agentMessages()).toHaveLength(1);
     client.close();

@@ -507,14 +507,15 @@ describe("delivering to the widget", () => {
         channel,
         contact: visitorLabel(session.visitorId),
       });
-      const listed = (await hub.api("GET", `/v1/conversations?channel=${channel}`)).body.conversations;
-      expect(listed.map((c: { id: string }) => c.id)).toContain(session.conversationId);
 
       // A mobile client: websocket only, its own reconnection logic (none here).
       const client = await WidgetClient.connect(hub.url, { token: session.token });
       clients.push(client);
       expect(client.transports).toEqual(["websocket"]);
       const jobId = await startJob(session.conversationId, `on ${channel}`);
+      // Listed once something is in it (a page view alone lists nothing).
+      const listed = (await hub.api("GET", `/v1/conversations?channel=${channel}`)).body.conversations;
+      expect(listed.map((c: { id: string }) => c.id)).toContain(session.conversationId);
       await backend.post(jobId, { result: "ok", message: `found on ${channel}` });
       const message = await eventually(
         () => client.agentMessages().find((m) => m.text === `result: found on ${channel}`),

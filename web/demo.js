@@ -3,8 +3,9 @@
 // The embed snippet, as the README gives it, with this hub's address.
 document.getElementById("cdh-embed-snippet").textContent = `<script src="${location.origin}/widget.js" async></script>`;
 
-// The button opens the widget and asks the agent (the built-in one, or the LLM agent) to run the demo search.
-document.getElementById("cdh-demo-button").addEventListener("click", () => {
+// The button (on the demo page, not the plain chat page) opens the widget and asks the agent (the built-in one,
+// or the LLM agent) to run the demo search.
+document.getElementById("cdh-demo-button")?.addEventListener("click", () => {
   const widget = window.ChatDeliveryHubWidget;
   if (!widget) return; // still loading (it loads async)
   widget.open();

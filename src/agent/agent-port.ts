@@ -156,8 +156,12 @@ export interface AgentPort {
    * take long enough to show the person that a reply is coming. The built-in composer is neither.
    */
   readonly remote: boolean;
-  /** False for an agent that reads the conversation itself (the LLM agent): the turn then reads no history. */
-  readonly wantsHistory?: false;
+  /**
+   * Whether the turn reads the conversation's recent history for it: by default a remote runtime's does. False
+   * for an agent that reads the conversation itself (the LLM agent); true for the built-in composer, which
+   * answers questions about a result from it.
+   */
+  readonly wantsHistory?: boolean;
   runTurn(request: TurnRequest): Promise<TurnReply>;
 }
 

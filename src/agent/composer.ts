@@ -1,30 +1,41 @@
-// The built-in composer: answers turns when no AGENT_URL is set, so the hub is useful on its own.
-// One reply per turn, so a result that arrives while the person's message waits is in that same reply.
+// The built-in composer: answers turns when no AGENT_URL or AGENT_MODEL is set, so the hub is useful on its own.
+// It plays the conversation of the tool-backend guide by rules, in Spanish and English (intent.ts): a concern
+// and a place start the search with them, "how's it going?" is answered from the last progress, a question
+// about the result from the result, small talk briefly. It never names a tool: what the person reads is about
+// their request. Each thing it says is a message of its own, so a result given after a hand-back is not
+// joined to anything else; all of a turn's messages are one reply. Pure but for `startSearch`.
 import type { AgentPort, TurnInput, TurnReply, TurnRequest } from "./agent-port.js";
 import { renderData } from "./render-data.js";
-import { MAX_ATTACHMENTS } from "../conversations/attachments.js";
+import { MAX_ATTACHMENTS, type Attachment } from "../conversations/attachments.js";
+import { langOf, readIntent, type Lang } from "./intent.js";
+import { answerAboutResult, lastResult } from "./result-answers.js";
 
-export interface ComposerOptions {
-  /** Starts the demo tool for this conversation and returns what to tell the person; absent without the demo. */
-  startDemo?: (conversationId: string, text: string) => Promise<string>;
+export interface SearchArguments {
+  query: string;
+  place?: string;
 }
 
-const DEMO_PHRASE = /\b(demo|search|find|look(ing)? for)\b/i;
-const STATUS_QUESTION = /\b(how('s| is)? it going|status|progress|ready yet|any news)\b/i;
+export interface ComposerOptions {
+  /** Starts the demo search for this conversation and returns what to tell the person; absent without the demo. */
+  startSearch?: (conversationId: string, args: SearchArguments) => Promise<string>;
+}
 
-function sentenceFor(input: TurnInput): string | undefined {
+const say = (lang: Lang, en: string, es: string) => (lang === "es" ? es : en);
+
+/** What the composer says about a job's outcome or progress; never the tool's name. */
+export function sentenceFor(input: TurnInput): string | undefined {
   switch (input.type) {
     case "tool_result": {
       const result = (input.result ?? {}) as { message?: string; data?: unknown };
       const data = result.data === undefined ? "" : renderData(result.data);
-      return [result.message ?? `${input.tool} is done.`, data].filter(Boolean).join("\n");
+      return [result.message ?? "It's done.", data].filter(Boolean).join("\n");
     }
     case "tool_failed":
-      if (input.reason === "timeout") return `Sorry, ${input.tool} could not be done this time: it took too long.`;
-      if (input.reason === "cancelled") return `${input.tool} was called off.`;
-      return `Sorry, ${input.tool} could not be completed: ${input.message}`;
+      if (input.reason === "timeout") return "Sorry, I could not get that done this time: it took too long.";
+      if (input.reason === "cancelled") return "That was called off.";
+      return `Sorry, that could not be completed: ${input.message}`;
     case "tool_expired":
-      return `The ${input.tool} ${input.outcome === "failed" ? "failure notice" : "result"} from ${input.arrivedAt.slice(0, 16).replace("T", " ")} UTC is out of date now, so I have not passed it on. Shall I run it again?`;
+      return `The ${input.outcome === "failed" ? "failure notice" : "result"} from ${input.arrivedAt.slice(0, 16).replace("T", " ")} UTC is out of date now, so I have not passed it on. Shall I try again?`;
     case "progress":
       return `Still on it: ${input.text}`;
     default:
@@ -35,37 +46,82 @@ function sentenceFor(input: TurnInput): string | undefined {
 export function builtInComposer(options: ComposerOptions = {}): AgentPort {
   return {
     remote: false,
+    // Questions about a result are answered from the result in the conversation.
+    wantsHistory: true,
     async runTurn(request: TurnRequest): Promise<TurnReply> {
-      const parts: string[] = [];
-      // The files of the results this reply gives go with it (as many as a message carries).
-      const attachments = request.inputs
-        .flatMap((input) => (input.type === "tool_result" ? (input.attachments ?? []) : []))
-        .slice(0, MAX_ATTACHMENTS);
+      const messages: TurnReply["messages"] = [];
+      const add = (text: string, attachments?: Attachment[]) => {
+        // The same words twice in a row (a notify-progress and "how's it going?" answered from it) say it once.
+        if (messages.at(-1)?.text === text) return;
+        messages.push({ text, ...(attachments?.length ? { attachments } : {}) });
+      };
+      let room = MAX_ATTACHMENTS;
       for (const input of request.inputs) {
         if (input.type === "user_message") {
-          parts.push(await answerUser(request, input.text, options));
+          add(await answerUser(request, input.text, options));
         } else if (input.type === "handback") {
-          if (request.inputs.length === 1) parts.push("I'm back with you. How can I help?");
+          if (request.inputs.length === 1) add("I'm back with you. How can I help?");
         } else {
           const sentence = sentenceFor(input);
-          if (sentence) parts.push(sentence);
+          // The files of the result go with the message that gives it (as many as a reply carries).
+          const files = input.type === "tool_result" ? (input.attachments ?? []).slice(0, room) : [];
+          room -= files.length;
+          if (sentence) add(sentence, files);
         }
       }
-      if (parts.length === 0) return { messages: [] };
-      return { messages: [{ text: parts.join("\n\n"), ...(attachments.length ? { attachments } : {}) }] };
+      return { messages };
     },
   };
 }
 
-async function answerUser(request: TurnRequest, text: string, options: ComposerOptions): Promise<string> {
-  // "How is the search going?" asks about the running one; it starts nothing.
+/** The answer to what the person wrote. */
+export async function answerUser(request: TurnRequest, text: string, options: ComposerOptions): Promise<string> {
+  const lang = langOf(text);
+  const result = lastResult(request.history);
+  const intent = readIntent(text, { hasResult: result !== undefined });
   const running = request.runningJobs[0];
-  if (running && STATUS_QUESTION.test(text)) {
-    return running.lastProgress ? `Still on it: ${running.lastProgress}` : `Still working on ${running.tool}.`;
+  switch (intent.kind) {
+    case "status":
+      // Every turn knows which jobs run: asking starts nothing.
+      if (running)
+        return running.lastProgress
+          ? say(lang, `Still on it: ${running.lastProgress}.`, `Sigo en eso: ${running.lastProgress}.`)
+          : say(
+              lang,
+              "Still on it; I'll write here as soon as I have it.",
+              "Sigo en eso; te escribo aquí apenas lo tenga.",
+            );
+      if (result) return say(lang, "It's done: the results are just above.", "Ya está: los resultados están arriba.");
+      return say(lang, "Nothing is running right now.", "No hay nada en curso ahora.");
+    case "about_result":
+      return answerAboutResult({ text, aspect: intent.aspect, ordinal: intent.ordinal }, result!, lang);
+    case "search":
+      if (running && options.startSearch)
+        return say(
+          lang,
+          "I'm already on a search; I'll write here as soon as it's done.",
+          "Ya estoy buscando; te escribo aquí apenas termine.",
+        );
+      if (options.startSearch)
+        return options.startSearch(request.conversation.id, {
+          query: intent.query,
+          ...(intent.place ? { place: intent.place } : {}),
+        });
+      return "Thanks, noted.";
+    case "thanks":
+      return say(lang, "You're welcome!", "¡De nada!");
+    case "bye":
+      return say(lang, "Take care! I'm here if you need anything.", "¡Cuídate! Aquí estoy si necesitas algo.");
+    case "greeting":
+      return say(lang, "Hi! How can I help?", "¡Hola! ¿En qué te puedo ayudar?");
+    case "about":
+    case "other":
+      if (options.startSearch)
+        return say(
+          lang,
+          "I'm the hub's built-in agent. Tell me what you're going through and where you live (\"I've been having a lot of anxiety lately, I live in Ñuñoa\"), or just say \"run the demo\", and I'll start a slow search of the demo catalogue; its result arrives here when it is ready, even if you close this chat.",
+          'Soy el agente integrado del hub. Cuéntame qué te pasa y dónde vives ("tengo mucha ansiedad, vivo en Ñuñoa"), o di "run the demo", y empiezo una búsqueda lenta en el catálogo de demostración; el resultado llega aquí cuando esté listo, aunque cierres este chat.',
+        );
+      return "Thanks, noted.";
   }
-  if (options.startDemo && DEMO_PHRASE.test(text)) return options.startDemo(request.conversation.id, text);
-  if (options.startDemo) {
-    return 'I\'m the hub\'s built-in agent. Ask me to search the demo catalogue ("search for anxiety", or just "run the demo") and I\'ll start a slow search; its result will arrive here when it is ready, even if you close this chat.';
-  }
-  return "Thanks, noted.";
 }

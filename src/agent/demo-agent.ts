@@ -1,32 +1,20 @@
-// The built-in composer's demo behaviour: "run the demo" or "search for …" starts the demo tool in this
-// conversation, looking for what the person asked for.
+// The built-in composer's demo behaviour: a request it recognises (intent.ts) starts the demo tool in this
+// conversation with what the person asked for and where they are, and says so in the composer's words.
 import { HubError } from "../errors.js";
 import type { JobDeps } from "../jobs/job-deps.js";
 import { startToolCall } from "../jobs/start-tool-call.js";
+import type { SearchArguments } from "./composer.js";
 
 export const DEMO_TOOL = "demo_search";
 
-/** The asking around a request ("please run the demo search for …"), which is not what to look for. */
-const ASKING =
-  /\b(?:please|pls|can you|could you|would you|for me|thanks|thank you)\b|\b(?:run|start|try|do)\s+(?:the\s+|a\s+)?demo(?:\s+search)?\b|\bdemo\s+search\b|\bsearch(?:\s+for)?\b|\bfind(?:\s+me)?\b|\blook(?:ing)?\s+for\b|\b(?:the\s+)?demo\b/gi;
-
-/** What the person asked the demo to look for, in their words; empty when they only asked for the demo. */
-export function demoQuery(text: string): string {
-  return text
-    .replace(ASKING, " ")
-    .replace(/[\s,.;:!?¿¡"“”()]+/g, " ")
-    .trim();
-}
-
-/** Starts the demo tool for the conversation and says so, in the composer's words. */
-export async function startDemo(ctx: JobDeps, conversationId: string, text: string): Promise<string> {
+/** Starts the demo tool for the conversation and says so; never with the tool's name. */
+export async function startDemo(ctx: JobDeps, conversationId: string, args: SearchArguments): Promise<string> {
   try {
-    const query = demoQuery(text);
-    const outcome = await startToolCall(ctx, conversationId, { tool: DEMO_TOOL, arguments: { query } });
+    const outcome = await startToolCall(ctx, conversationId, { tool: DEMO_TOOL, arguments: { ...args } });
     if (outcome.status === 200) return outcome.result.message ?? "Done.";
     if (outcome.deduplicated) return "I'm already on that search; I'll write here as soon as it's done.";
     return `I'm on it. ${outcome.message ?? ""} I'll write here when I have the results, even if you close this chat.`.trim();
   } catch (error) {
-    return `The demo search could not start: ${error instanceof HubError ? error.message : "unexpected error"}.`;
+    return `The search could not start: ${error instanceof HubError ? error.message : "unexpected error"}.`;
   }
 }

@@ -1,5 +1,7 @@
 // A compact, human-readable rendering of a result's data for the built-in composer.
 const MAX = 600;
+/** The order a named item's fields read in; any other field comes after them. */
+const ORDER = ["description", "approach", "where", "location", "address", "when", "fee", "price"];
 
 function scalar(value: unknown): string {
   if (value === null || value === undefined) return "";
@@ -16,6 +18,17 @@ function render(value: unknown, depth = 0): string {
   }
   if (value && typeof value === "object") {
     const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== null && v !== undefined);
+    // A named item of a list (a person, a place) reads as its name, then what the rest of it says: what it is,
+    // where, when, then its price (a stored result's keys come back in the database's order, not the backend's).
+    const name = (value as Record<string, unknown>).name;
+    if (depth > 0 && typeof name === "string" && entries.every(([, v]) => typeof v !== "object")) {
+      const rank = (key: string) => (ORDER.includes(key) ? ORDER.indexOf(key) : ORDER.length);
+      return `${name}: ${entries
+        .filter(([key]) => key !== "name")
+        .sort(([a], [b]) => rank(a) - rank(b))
+        .map(([, v]) => String(v))
+        .join(", ")}`;
+    }
     // A single wrapping key (`{therapists: [...]}`) says nothing the list does not.
     if (depth === 0 && entries.length === 1) return render(entries[0]![1], 0);
     return entries

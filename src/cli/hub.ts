@@ -72,7 +72,7 @@ async function showChat(id: string | undefined): Promise<number> {
   const config = loadConfig();
   const conversationId = id ?? currentChat(config);
   if (!conversationId) return fail('no chat yet: start one with hub chat "hello", or give a conversation id');
-  const timeline = await readTimeline(config, conversationId);
+  const { timeline, publicUrl } = await readTimeline(config, conversationId);
   if (!timeline) return fail(`no conversation ${conversationId}`);
   // A hand-made callback needs the job's signed URL: only for whoever holds the hub's secret (never logged).
   const knowsSecret = !config.generatedSecrets.includes("callbackSecret");
@@ -80,7 +80,7 @@ async function showChat(id: string | undefined): Promise<number> {
     renderTimeline(timeline, {
       callbackUrl: knowsSecret
         ? (job) =>
-            signedCallbackUrl(config.secrets.callbackSecret, config.publicUrl, {
+            signedCallbackUrl(config.secrets.callbackSecret, publicUrl, {
               id: job.id,
               tool: job.tool,
               timeoutAt: new Date(job.timeoutAt),

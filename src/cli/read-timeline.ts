@@ -11,14 +11,28 @@ import { HubError } from "../errors.js";
 /** How long a hub has to answer before the command treats it as not running. */
 const HUB_TIMEOUT_MS = 15_000;
 
-/** The timeline, or undefined when there is no such conversation. */
-export async function readTimeline(config: Config, id: string): Promise<ConversationTimeline | undefined> {
-  const answer = await askHub(config, id);
-  if (answer.kind === "answered") return answer.timeline;
-  return readDirectly(config, id, answer.reason);
+export interface TimelineRead {
+  /** Undefined when there is no such conversation. */
+  timeline: ConversationTimeline | undefined;
+  /** The public URL of the hub that answered (its callbacks live there), else this environment's PUBLIC_URL. */
+  publicUrl: string;
 }
 
-type HubAnswer = { kind: "answered"; timeline: ConversationTimeline | undefined } | { kind: "no hub"; reason: string };
+export async function readTimeline(config: Config, id: string): Promise<TimelineRead> {
+  const answer = await askHub(config, id);
+  if (answer.kind === "answered") return { timeline: answer.timeline, publicUrl: answer.publicUrl ?? config.publicUrl };
+  return { timeline: await readDirectly(config, id, answer.reason), publicUrl: config.publicUrl };
+}
+
+type HubAnswer =
+  | { kind: "answered"; timeline: ConversationTimeline | undefined; publicUrl: string | undefined }
+  | { kind: "no hub"; reason: string };
+
+/** The hub's own public URL, as its timeline answer names it (an http(s) URL, nothing else). */
+function publicUrlOf(res: Response): string | undefined {
+  const given = res.headers.get("X-Hub-Public-Url") ?? "";
+  return /^https?:\/\/[^\s/?#]+(\/[^\s?#]*)?$/.test(given) ? given.replace(/\/+$/, "") : undefined;
+}
 
 async function askHub(config: Config, id: string): Promise<HubAnswer> {
   const url = `${config.hubUrl}/v1/conversations/${encodeURIComponent(id)}/timeline`;
@@ -32,10 +46,10 @@ async function askHub(config: Config, id: string): Promise<HubAnswer> {
     return { kind: "no hub", reason: networkReason(error) };
   }
   const body: unknown = await res.json().catch(() => undefined);
-  if (res.ok && isTimeline(body)) return { kind: "answered", timeline: body };
+  if (res.ok && isTimeline(body)) return { kind: "answered", timeline: body, publicUrl: publicUrlOf(res) };
   const error = errorOf(body);
   if (res.status === 404 && error?.code === "not_found" && error.message === "conversation not found")
-    return { kind: "answered", timeline: undefined };
+    return { kind: "answered", timeline: undefined, publicUrl: undefined };
   if (res.status === 401)
     throw new CliError(`the hub at ${config.hubUrl} refused the API key: set HUB_API_KEY to the hub's key`);
   throw new CliError(

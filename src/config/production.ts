@@ -61,6 +61,14 @@ export function productionWarnings(env: ParsedEnv, dataDir: string, publicUrl: s
         `production on the embedded database (in ${dataDir}): one process only, no replication; ` +
         "set DATABASE_URL to a PostgreSQL database",
     });
+  const listen = env.HOST.trim();
+  if (listen === "0.0.0.0" || listen === "::" || listen === "")
+    warnings.push({
+      setting: "HOST",
+      message:
+        `listening on every interface (HOST=${listen || "0.0.0.0"}, port ${env.PORT}): whoever reaches this machine ` +
+        "reaches the hub directly; behind a reverse proxy on the same machine set HOST=127.0.0.1",
+    });
   const host = new URL(publicUrl).hostname;
   if (host === "localhost" || host === "[::1]" || /^127\./.test(host))
     warnings.push({

@@ -3,6 +3,7 @@
 import type { SqlQuery } from "../db/sql.js";
 import { conversationView, getConversation, type ConversationView } from "../conversations/conversations.js";
 import { messageView, type MessageView } from "../conversations/timeline.js";
+import { WIDGET_SESSION_ACCOUNTS } from "../conversations/widget-sessions.js";
 import { mediaLinks, type MediaLinkDeps } from "../media/media-links.js";
 import { messageFromJson, type ConversationRow, type MessageRow } from "../delivery/rows.js";
 import type { JobRow } from "../jobs/job-row.js";
@@ -59,6 +60,8 @@ export async function listConversations(
                 FROM "Message" WHERE "conversationId" = c.id AND status IN ('held', 'awaiting_reply')) counts
      WHERE ($1::text IS NULL OR c.channel = $1) AND ($2::text IS NULL OR c.control = $2)
        AND (NOT $3::boolean OR counts.held > 0) AND (NOT $4::boolean OR counts.waiting > 0)
+       -- A widget session opens its conversation before anyone writes (a page view): listed once it has a message.
+       AND (c.account <> ALL($9::text[]) OR EXISTS (SELECT 1 FROM "Message" m WHERE m."conversationId" = c.id))
        AND ($6::text IS NULL OR c.name ILIKE $6 OR c.contact ILIKE $6 OR c."userId" ILIKE $6 OR c.id::text ILIKE $6
          OR c.contact LIKE $7 OR c."userId" LIKE $7 OR c.id::text LIKE $8)
      ORDER BY c."updatedAt" DESC LIMIT $5`,
@@ -71,6 +74,7 @@ export async function listConversations(
       search ? `%${likeEscaped(search.text)}%` : null,
       search?.digits ? `%${search.digits}%` : null,
       search?.idPrefix ? `${search.idPrefix}%` : null,
+      WIDGET_SESSION_ACCOUNTS,
     ],
   );
   return rows.map((row) => ({

@@ -1,6 +1,6 @@
 // What a turn needs, read in one statement: the conversation, the outgoing messages still to route, the
 // pending inputs (with their job's status), the running jobs — and the recent history only when the agent
-// runtime asks for it (the built-in composer does not).
+// runtime asks for it (a remote runtime, and the built-in composer for questions about a result).
 import { batchedPerStore } from "../db/batched.js";
 import type { SqlQuery } from "../db/sql.js";
 import {

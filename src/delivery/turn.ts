@@ -39,7 +39,7 @@ export type TurnDeps = AgentUnavailableDeps &
 
 export async function runTurn(ctx: TurnDeps, conversationId: string): Promise<void> {
   const snapshot = await readTurnSnapshot(ctx.sql, conversationId, {
-    history: ctx.agent.remote && ctx.agent.wantsHistory !== false,
+    history: ctx.agent.wantsHistory ?? ctx.agent.remote,
   });
   if (!snapshot) return;
   let conversation = snapshot.conversation;

@@ -8,27 +8,47 @@ import { Router, type NextFunction, type Request, type Response } from "express"
 import type { Logger } from "../logger.js";
 import { acceptJob, cancelJob } from "../../packages/tool-backend/index.js";
 
-// Sample data: what the demo searches. Each therapist's words are what a query is matched against.
+// Sample data: what the demo searches. Each therapist's words are what a query is matched against; `where` reads
+// after "sees patients" and `fee` is per session.
 const CATALOGUE = [
   {
     name: "Ana Rojas",
     approach: "cognitive behavioural therapy for anxiety and panic",
-    where: "Ñuñoa, Tuesdays and Thursdays",
+    where: "in Ñuñoa on Tuesdays and Thursdays",
+    fee: "CLP 35,000",
   },
-  { name: "Pedro Soto", approach: "mindfulness for stress and burnout", where: "online or in Providencia" },
+  {
+    name: "Pedro Soto",
+    approach: "mindfulness for stress, anxiety and burnout",
+    where: "online or in Providencia",
+    fee: "CLP 30,000",
+  },
   {
     name: "Carla Méndez",
     approach: "psychodynamic therapy for depression and grief",
-    where: "Las Condes, evenings",
+    where: "in Las Condes in the evenings",
+    fee: "CLP 45,000",
   },
-  { name: "Javiera Fuentes", approach: "couples and family therapy", where: "Providencia or online, Saturdays" },
+  {
+    name: "Javiera Fuentes",
+    approach: "couples and family therapy",
+    where: "in Providencia or online on Saturdays",
+    fee: "CLP 40,000",
+  },
   {
     name: "Tomás Herrera",
     approach: "therapy for children and teenagers (kids and teens)",
-    where: "Maipú, afternoons",
+    where: "in Maipú in the afternoons",
+    fee: "CLP 28,000",
   },
-  { name: "Valentina Ruiz", approach: "trauma therapy (EMDR)", where: "Santiago Centro, mornings" },
+  {
+    name: "Valentina Ruiz",
+    approach: "trauma therapy (EMDR)",
+    where: "in Santiago Centro in the mornings",
+    fee: "CLP 38,000",
+  },
 ];
+type Therapist = (typeof CATALOGUE)[number];
 const SAMPLE_SIZE = 2;
 const EXAMPLES = '"search for anxiety" or "search for couples therapy online"';
 
@@ -46,8 +66,14 @@ function termsOf(query: string): string[] {
   return [...new Set(plain(query).split(/[^\p{L}\p{N}]+/u))].filter((word) => word.length >= 3 && !FILLER.has(word));
 }
 
-/** The therapists matching the most of the query's words (none when nothing matches). */
-export function searchCatalogue(query: string): typeof CATALOGUE {
+const isIn = (therapist: Therapist, place: string) => plain(therapist.where).includes(plain(place));
+const isOnline = (therapist: Therapist) => therapist.where.includes("online");
+
+/**
+ * The therapists matching the most of the query's words (none when nothing matches); with a place, those who see
+ * patients there first, then those who see them online.
+ */
+export function searchCatalogue(query: string, place = ""): Therapist[] {
   const terms = termsOf(query);
   const scored = CATALOGUE.map((therapist) => {
     const words = plain(`${therapist.name} ${therapist.approach} ${therapist.where}`);
@@ -57,28 +83,31 @@ export function searchCatalogue(query: string): typeof CATALOGUE {
     return { therapist, score };
   });
   const best = Math.max(0, ...scored.map((entry) => entry.score));
-  return best === 0 ? [] : scored.filter((entry) => entry.score === best).map((entry) => entry.therapist);
+  const found = best === 0 ? [] : scored.filter((entry) => entry.score === best).map((entry) => entry.therapist);
+  if (!place) return found;
+  const rank = (therapist: Therapist) => (isIn(therapist, place) ? 0 : isOnline(therapist) ? 1 : 2);
+  return found.sort((a, b) => rank(a) - rank(b));
 }
 
 /** The demo's result: what matches the query, or — said plainly — sample data when nothing was asked for. */
-export function demoResult(query: string): { message: string; data: { matches: string[] } } {
-  const line = (t: (typeof CATALOGUE)[number]) => `${t.name}: ${t.approach}, ${t.where}`;
+export function demoResult(query: string, place = ""): { message: string; data: { matches: Therapist[] } } {
   if (termsOf(query).length === 0) {
     return {
       message: `This is a demo, so here is sample data: ${SAMPLE_SIZE} of the ${CATALOGUE.length} therapists in its catalogue. Tell me what to look for (${EXAMPLES}) and I'll search for that.`,
-      data: { matches: CATALOGUE.slice(0, SAMPLE_SIZE).map(line) },
+      data: { matches: CATALOGUE.slice(0, SAMPLE_SIZE) },
     };
   }
-  const found = searchCatalogue(query);
+  const found = searchCatalogue(query, place);
   if (found.length === 0) {
     return {
       message: `Nothing in the demo catalogue matches "${query}": it holds ${CATALOGUE.length} sample therapists in Santiago. Try ${EXAMPLES}.`,
       data: { matches: [] },
     };
   }
+  const count = found.length === 1 ? "1 match" : `${found.length} matches`;
   return {
-    message: `I found ${found.length} ${found.length === 1 ? "match" : "matches"} for "${query}" in the demo catalogue (sample data).`,
-    data: { matches: found.map(line) },
+    message: `I found ${count} for "${query}" in the demo catalogue (sample data)${place ? `, the nearest to ${place} first` : ""}.`,
+    data: { matches: found },
   };
 }
 
@@ -112,19 +141,24 @@ export function demoBackend(options: {
     acceptJob<Request, Response>(
       (job, req) => {
         const query = typeof req.body?.query === "string" ? req.body.query : "";
+        const place = typeof req.body?.place === "string" ? req.body.place : "";
         const step = Math.max(1, Math.floor(options.delayMs / 3));
+        const near = place ? ` near ${place}` : "";
         const timers = [
-          setTimeout(() => void job.progress(`Reviewing ${CATALOGUE.length} therapists`, { notify: true }), step),
+          setTimeout(
+            () => void job.progress(`Reviewing ${CATALOGUE.length} therapists${near}`, { notify: true }),
+            step,
+          ),
           setTimeout(() => {
             running.delete(job.id);
-            void job.result(demoResult(query));
+            void job.result(demoResult(query, place));
           }, options.delayMs),
         ];
         running.set(job.id, timers);
         options.log.info({ job_id: job.id }, "demo backend accepted a job");
         const seconds = Math.round(options.delayMs / 1000);
         return termsOf(query).length
-          ? `Searching the demo catalogue for "${query}"; this takes about ${seconds} seconds.`
+          ? `Searching the demo catalogue for "${query}"${near}; this takes about ${seconds} seconds.`
           : `Running the demo search on sample data; this takes about ${seconds} seconds.`;
       },
       { hubUrl: options.callbackBase },

@@ -17,6 +17,7 @@ import { widgetUploadRoutes } from "./routes/widget-uploads.js";
 import { metaWebhookRoutes } from "./routes/meta-webhooks.js";
 import { mediaRoutes } from "./routes/media.js";
 import { demoBackend } from "../demo/demo-backend.js";
+import { DEMO_TOOL } from "../agent/demo-agent.js";
 import { openApiDocument } from "./openapi.js";
 
 const webDir = fileURLToPath(new URL("../../web/", import.meta.url));
@@ -90,7 +91,10 @@ export function createApp(ctx: HubContext): Express {
     );
     app.get("/", (_req, res) => res.redirect("/demo"));
   }
-  app.get("/demo", (_req, res) => res.sendFile("demo.html", { root: webDir }));
+  // The demo page offers the demo search; with the team's own agent runtime (AGENT_URL), or no demo tool to
+  // search with, /demo is a plain chat page.
+  const demoPage = !ctx.config.agent && ctx.config.demo.enabled && ctx.tools.has(DEMO_TOOL);
+  app.get("/demo", (_req, res) => res.sendFile(demoPage ? "demo.html" : "chat.html", { root: webDir }));
   app.get("/console", (_req, res) => res.sendFile("console.html", { root: webDir }));
   app.use(express.static(webDir, { index: false, maxAge: "5m" }));
   app.use((_req, _res, next) => next(new HubError(404, "not_found", "no such route")));

@@ -57,6 +57,8 @@ export function consoleRoutes(ctx: HubContext): Router {
   });
 
   router.get("/conversations/:id/timeline", eitherKey, async (req, res) => {
+    // Where this hub's callbacks are: `hub chat show` prints a running job's callback URL on it.
+    res.set("X-Hub-Public-Url", ctx.publicUrl());
     res.json(await conversationTimeline(ctx, req.params.id as string));
   });
 
