@@ -173,7 +173,14 @@ export function llmAgent(config: LlmConfig, getCtx: () => LlmAgentDeps): AgentPo
         return { type: "json", value: outcome.result as never };
       }
       seen.results.push(outcome.message);
-      return { type: "json", value: placeholder(outcome.job.id, outcome.message) as never };
+      return {
+        type: "json",
+        value: placeholder(
+          outcome.job.id,
+          outcome.message,
+          outcome.job.status === "awaiting_approval" ? outcome.job.approval?.by : null,
+        ) as never,
+      };
     } catch (error) {
       // Bad arguments, an unknown tool, a backend that refused: the model reads why, as the call's answer.
       if (!(error instanceof HubError)) throw error;

@@ -10,6 +10,7 @@ import { mediaLinks } from "../../media/media-links.js";
 import { accountsOf, type MetaChannel } from "../../channels/meta/meta-accounts.js";
 import { CHANNELS, isWidgetChannel } from "../../delivery/channel.js";
 import { HubError } from "../../errors.js";
+import { decideByTeam } from "../../jobs/approval.js";
 import { cancelJob } from "../../jobs/cancel-job.js";
 import { listJobs, waitForJob } from "../../jobs/job-queries.js";
 import { startToolCall } from "../../jobs/start-tool-call.js";
@@ -46,7 +47,15 @@ export const cancelBody = z.object({
   agent: humanAgentBody.optional(),
 });
 export const jobsQuery = z.object({
-  status: z.enum(["running", "succeeded", "failed", "timed_out", "cancelled"]).optional(),
+  status: z
+    .enum(["awaiting_approval", "running", "succeeded", "failed", "timed_out", "cancelled", "refused"])
+    .optional(),
+});
+// A team member's yes or no to a call that waits for the team's approval (a tool file's `approval: team`).
+export const approvalBody = z.object({
+  decision: z.enum(["approve", "refuse"]),
+  agent: humanAgentBody.optional(),
+  note: z.string().trim().min(1).max(500).optional().describe("why, for a refusal; the agent reads it as data"),
 });
 
 export function v1Routes(ctx: HubContext): Router {
@@ -119,6 +128,12 @@ export function v1Routes(ctx: HubContext): Router {
     res.json({ job: await cancelJob(ctx, req.params.id as string, principal, agent) });
   });
 
+  // Only the team decides (the console's key): the agent runtime that made the call cannot approve it.
+  router.post("/jobs/:id/approval", requireBearer({ human: consoleApiKey }), async (req, res) => {
+    const body = parseInput(approvalBody, req.body);
+    res.json({ job: await decideByTeam(ctx, req.params.id as string, body.decision, body.agent, body.note) });
+  });
+
   router.get("/tools", agentOnly, (_req, res) => {
     res.json({
       tools: [...ctx.tools.values()].map((tool) => ({
@@ -129,6 +144,9 @@ export function v1Routes(ctx: HubContext): Router {
         async: tool.async
           ? { timeoutSeconds: tool.async.timeoutMs / 1000, cancellable: Boolean(tool.async.cancel) }
           : false,
+        approval: tool.approval
+          ? { by: tool.approval.by, timeoutSeconds: tool.approval.timeoutMs / 1000 }
+          : null,
       })),
     });
   });
