@@ -30,4 +30,3 @@ export function approvalQuestion(tool: Tool, args: Record<string, unknown>, jobI
   ];
   return { text, buttons };
 }
-

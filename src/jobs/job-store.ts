@@ -228,14 +228,7 @@ export async function recordStart(
       const [question] = await tx.query<MessageRow>(
         `INSERT INTO "Message" (id, "conversationId", role, text, data, buttons, status, "createdAt", "updatedAt")
          VALUES ($1::uuid, $2::uuid, 'agent', $3, $4::jsonb, $5::jsonb, 'pending', $6, $6) RETURNING *`,
-        [
-          randomUUID(),
-          start.conversationId,
-          asked.text,
-          json({ approvalFor: job.id }),
-          json(asked.buttons),
-          start.at,
-        ],
+        [randomUUID(), start.conversationId, asked.text, json({ approvalFor: job.id }), json(asked.buttons), start.at],
       );
       return { job, deduplicated: false, ...(question ? { question } : {}) };
     }

@@ -84,26 +84,26 @@ const durationSchema = z.string().transform((value, ctx) => {
 
 export const toolFileSchema = z
   .strictObject({
-  description: z.string().min(1),
-  when_to_use: z.string().optional(),
-  parameters: z.record(z.string(), z.unknown()).default({ type: "object", properties: {} }),
-  // Accepted for compatibility with tool files written for the agent platform; the hub does not use it.
-  access: z.unknown().optional(),
-  async: asyncSchema.optional(),
-  request: z.strictObject({
-    method: httpMethod.default("POST"),
-    base_url: z.string().min(1),
-    path: urlPath.default(""),
-    headers: z.record(z.string(), z.string()).default({}),
-    // A key with no value takes the tool-call argument of the same name.
-    body: z.record(z.string(), z.unknown()).optional(),
-  }),
-  respond: z.strictObject({ data: z.record(z.string(), jsonPath).default({}) }).optional(),
-  approval: z.enum(["person", "team"], { error: 'must be "person" or "team"' }).optional(),
-  // What the person is asked, in plain words; the call's arguments follow it, quoted as data.
-  approval_text: z.string().trim().min(1).max(300).optional(),
-  approval_timeout: durationSchema.optional(),
-})
+    description: z.string().min(1),
+    when_to_use: z.string().optional(),
+    parameters: z.record(z.string(), z.unknown()).default({ type: "object", properties: {} }),
+    // Accepted for compatibility with tool files written for the agent platform; the hub does not use it.
+    access: z.unknown().optional(),
+    async: asyncSchema.optional(),
+    request: z.strictObject({
+      method: httpMethod.default("POST"),
+      base_url: z.string().min(1),
+      path: urlPath.default(""),
+      headers: z.record(z.string(), z.string()).default({}),
+      // A key with no value takes the tool-call argument of the same name.
+      body: z.record(z.string(), z.unknown()).optional(),
+    }),
+    respond: z.strictObject({ data: z.record(z.string(), jsonPath).default({}) }).optional(),
+    approval: z.enum(["person", "team"], { error: 'must be "person" or "team"' }).optional(),
+    // What the person is asked, in plain words; the call's arguments follow it, quoted as data.
+    approval_text: z.string().trim().min(1).max(300).optional(),
+    approval_timeout: durationSchema.optional(),
+  })
   .superRefine((file, ctx) => {
     // Only a background call can wait: a normal tool's caller expects its answer at once.
     if (file.approval && !file.async)

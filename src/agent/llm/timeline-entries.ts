@@ -118,8 +118,9 @@ export async function timelineEntries(sql: SqlQuery, conversationId: string): Pr
         const next = rows[i + 1];
         // A call answered at once (a sync tool, a built-in tool, a backend answering 200 to a job start) is
         // written with its answer in one statement: the answer is its tool message.
+        // A call that waited for its approval was answered with its placeholder, whatever came next.
         const answeredAtOnce =
-          next?.role === "tool_result" && (row.jobId ? next.jobId === row.jobId : next.jobId === null);
+          next?.role === "tool_result" && (row.jobId ? next.jobId === row.jobId && !row.approval : next.jobId === null);
         if (!answeredAtOnce && !row.jobId) break;
         let answer: Extract<TranscriptEntry, { kind: "call" }>["answer"];
         if (answeredAtOnce) {
@@ -128,8 +129,7 @@ export async function timelineEntries(sql: SqlQuery, conversationId: string): Pr
           const content = row.jobId ? (ok ? next.result : next.error) : ok ? stored.result : next.text;
           answer = { type: "answer", ok, content };
           i += 1;
-        } else
-          answer = { type: "job", jobId: row.jobId!, acceptMessage: row.acceptMessage, approval: row.approval };
+        } else answer = { type: "job", jobId: row.jobId!, acceptMessage: row.acceptMessage, approval: row.approval };
         entries.push({ kind: "call", seq, callId, tool, args: call.arguments ?? {}, answer });
         break;
       }

@@ -144,9 +144,7 @@ export function v1Routes(ctx: HubContext): Router {
         async: tool.async
           ? { timeoutSeconds: tool.async.timeoutMs / 1000, cancellable: Boolean(tool.async.cancel) }
           : false,
-        approval: tool.approval
-          ? { by: tool.approval.by, timeoutSeconds: tool.approval.timeoutMs / 1000 }
-          : null,
+        approval: tool.approval ? { by: tool.approval.by, timeoutSeconds: tool.approval.timeoutMs / 1000 } : null,
       })),
     });
   });
