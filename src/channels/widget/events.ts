@@ -57,13 +57,7 @@ export interface WidgetProgress {
 }
 
 export type WidgetJobStatus =
-  | "awaiting_approval"
-  | "running"
-  | "succeeded"
-  | "failed"
-  | "timed_out"
-  | "cancelled"
-  | "refused";
+  "awaiting_approval" | "running" | "succeeded" | "failed" | "timed_out" | "cancelled" | "refused";
 
 /** A slow job starting (`running`) or ending (any other status), whatever then happens to its result. */
 export interface WidgetJob {
