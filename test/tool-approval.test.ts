@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hubNotices, type FakeLlm, type LlmRequest } from "./support/fake-llm.js";
 import { startFakeOpenAI } from "./support/fake-openai.js";
+import { EventReceiver } from "./support/event-receiver.js";
 import { eventually } from "./support/services.js";
 import { CONSOLE_API_KEY, TestHub } from "./support/test-hub.js";
 import { startToolBackend, type ToolBackend } from "./support/tool-backend.js";
@@ -75,11 +76,13 @@ describe("a tool call that needs approval", () => {
   let llm: FakeLlm;
   let backend: ToolBackend;
   let hub: TestHub;
+  let receiver: EventReceiver;
   const clients: WidgetClient[] = [];
 
   beforeAll(async () => {
     backend = await startToolBackend();
     llm = await startFakeOpenAI(script);
+    receiver = await new EventReceiver("events-secret").start();
     hub = await TestHub.start({
       tools: { book_visit: bookVisit, refund, send_to_insurer: quickApproval },
       env: {
@@ -88,6 +91,9 @@ describe("a tool call that needs approval", () => {
         OPENAI_BASE_URL: llm.url,
         TURN_RETRY_BASE_MS: "100",
         JOB_TIMEOUT_POLL_MS: "200",
+        EVENTS_URL: receiver.url,
+        EVENTS_SECRET: "events-secret",
+        EVENTS_POLL_MS: "100",
       },
     });
   });
@@ -96,6 +102,7 @@ describe("a tool call that needs approval", () => {
     await hub?.stop();
     await llm?.stop();
     await backend?.stop();
+    await receiver?.stop();
   });
 
   async function person() {
@@ -278,5 +285,18 @@ describe("a tool call that needs approval", () => {
     expect(JSON.stringify(hubNotices(told))).toContain("too much");
     expect(startsFor(second.body.job.id as string)).toBe(0);
     expect(startsFor(jobId)).toBe(1);
+
+    // An agent runtime hears the same through the events: waiting, then approved or refused, and the end.
+    const events = await eventually(() => {
+      const mine = receiver.of(conversationId);
+      return mine.some((event) => event.type === "job.ended") && mine;
+    }, "the refused call's end");
+    const of = (id: string) => events.filter((event) => event.type.startsWith("job.") && event.data.jobId === id);
+    expect(of(jobId).map((event) => event.type)).toEqual(["job.started", "job.approval"]);
+    expect(of(jobId)[0]!.data).toMatchObject({ status: "awaiting_approval" });
+    expect(of(jobId)[1]!.data).toMatchObject({ status: "running", decision: "approved", by: { kind: "team" } });
+    const secondId = second.body.job.id as string;
+    expect(of(secondId).map((event) => event.type)).toEqual(["job.started", "job.approval", "job.ended"]);
+    expect(of(secondId)[2]!.data).toMatchObject({ status: "refused", error: expect.stringContaining("too much") });
   });
 });

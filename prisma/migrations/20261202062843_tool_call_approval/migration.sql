@@ -33,3 +33,34 @@ BEGIN
   RETURN NULL;
 END
 $$;
+
+-- A call's approval entry (role approval) is told as job.approval, as tool_call and progress entries are told as
+-- job events.
+CREATE OR REPLACE FUNCTION hub_message_events() RETURNS TRIGGER
+LANGUAGE plpgsql AS $$
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM "HubEventSink") THEN
+    RETURN NULL;
+  END IF;
+  IF TG_OP = 'INSERT' THEN
+    IF NEW."role" NOT IN ('tool_call', 'progress', 'approval') THEN
+      PERFORM hub_event('message.created', NEW."conversationId", jsonb_strip_nulls(jsonb_build_object(
+        'messageId', NEW."id", 'role', NEW."role", 'text', NEW."text", 'jobId', NEW."jobId",
+        'toolCallId', NEW."toolCallId", 'status', NEW."status", 'attachments', NEW."attachments",
+        'buttons', NEW."buttons", 'createdAt', hub_event_time(NEW."createdAt"))));
+    END IF;
+    RETURN NULL;
+  END IF;
+  IF NEW."decision" IS DISTINCT FROM OLD."decision" AND NEW."decision" IS NOT NULL THEN
+    PERFORM hub_event('delivery.decided', NEW."conversationId", jsonb_build_object(
+      'messageId', NEW."id", 'role', NEW."role", 'decision', NEW."decision", 'statusReason', NEW."statusReason",
+      'status', NEW."status"));
+  END IF;
+  IF NEW."status" IS DISTINCT FROM OLD."status" AND NEW."status" IS NOT NULL THEN
+    PERFORM hub_event('message.status', NEW."conversationId", jsonb_build_object(
+      'messageId', NEW."id", 'role', NEW."role", 'status', NEW."status", 'previousStatus', OLD."status",
+      'statusReason', NEW."statusReason"));
+  END IF;
+  RETURN NULL;
+END
+$$;
