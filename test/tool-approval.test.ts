@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hubNotices, type FakeLlm, type LlmRequest } from "./support/fake-llm.js";
 import { startFakeOpenAI } from "./support/fake-openai.js";
 import { EventReceiver } from "./support/event-receiver.js";
+import { parseToolFile } from "../src/tools/load-tools.js";
 import { eventually } from "./support/services.js";
 import { CONSOLE_API_KEY, TestHub } from "./support/test-hub.js";
 import { startToolBackend, type ToolBackend } from "./support/tool-backend.js";
@@ -133,6 +134,15 @@ describe("a tool call that needs approval", () => {
       `the model told the call is ${status}`,
     );
 
+  it("refuses approval on a normal tool and approval_text without approval, naming the key", () => {
+    const normal = parseToolFile("t", "t.yml", quickApproval.replace("async: true", ""));
+    expect(normal).toMatchObject({ problems: [{ key: "approval", reason: expect.stringContaining("async") }] });
+    const stray = parseToolFile("t", "t.yml", refund.replace("approval: team", "approval_text: Refund it?"));
+    expect(stray).toMatchObject({ problems: [{ key: "approval_text", reason: "only with `approval`" }] });
+    const bad = parseToolFile("t", "t.yml", refund.replace("approval: team", "approval: anyone"));
+    expect(bad).toMatchObject({ problems: [{ key: "approval" }] });
+  });
+
   it("asks the person with buttons, calls the backend once after the yes, and delivers the result", async () => {
     const { conversationId, client } = await person();
     await client.send("please book me in", "book-1");
@@ -147,7 +157,8 @@ describe("a tool call that needs approval", () => {
       { title: "Yes", payload: `approval:${job.id}:yes` },
       { title: "No", payload: `approval:${job.id}:no` },
     ]);
-    // The model sees the call waiting; nothing has reached the backend.
+    // The model is told which tools wait for a yes, and sees the call waiting; nothing has reached the backend.
+    expect(llm.requests.at(-1)!.system).toMatch(/Calls of [^.]*book_visit[^.]* wait for a yes before anything is done/);
     const waiting = await eventually(
       () => llm.requests.find((req) => req.messages.some((m) => m.role === "tool" && m.content.includes(job.id))),
       "the placeholder",
