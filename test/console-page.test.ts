@@ -36,7 +36,11 @@ describe("the support console", () => {
     // A backend that keeps its jobs running until told (and records cancel requests), beside the demo's.
     backend = await startToolBackend();
     // Time enough for the console to list the visitor once they write, and take over before the result.
-    hub = await startDemoHub(8000, { match_therapists: matchTherapists });
+    hub = await startDemoHub(8000, {
+      match_therapists: matchTherapists,
+      // The same backend, called only once a member of the team approves the call.
+      match_approved: `${matchTherapists}\napproval: team\n`,
+    });
     browser = await launchChromium();
   });
   afterEach(async () => {
@@ -527,5 +531,34 @@ describe("the support console", () => {
     expect((await backend.post(jobId, { result: "ok", message: "too late" })).status).toBe(409);
     await expectNoSidewaysScroll(page, "after the cancel");
     await page.screenshot({ path: path.join(ARTIFACTS, "console-phone-cancelled.png") });
+  });
+
+  it("approves a call that waits for the team from the console: only then is its backend called", async () => {
+    const session = await openSession(hub.url);
+    const started = await hub.api("POST", `/v1/conversations/${session.conversationId}/tool-calls`, {
+      tool: "match_approved",
+      arguments: { reason: "to be approved from the console", area: "Ñuñoa" },
+    });
+    expect(started.body.job.status).toBe("awaiting_approval");
+    const jobId = started.body.job.id as string;
+    const calls = () => backend.starts.filter((start) => start.headers.jobId === jobId).length;
+
+    const page = await newPage(PHONE);
+    await openConsole(page);
+    await page.locator('#console-connection[data-state="online"]').waitFor(WAIT);
+    await page.locator(`#conversation-list .conversation[data-id="${session.conversationId}"]`).click(WAIT);
+    const card = page.locator(`#jobs .job[data-id="${jobId}"][data-status="awaiting_approval"]`);
+    await card.locator(".job-approve").waitFor(WAIT);
+    expect(await card.locator(".job-confirm-text").innerText()).toContain("to be approved from the console");
+    await expectOnScreenAndClickable(page, `#jobs .job[data-id="${jobId}"] .job-approve`);
+    expect(calls()).toBe(0);
+
+    await card.locator(".job-approve").click();
+    await page.locator(`#jobs .job[data-id="${jobId}"][data-status="running"]`).waitFor(WAIT);
+    await expect.poll(() => page.locator("#console-status").innerText(), WAIT).toContain("Approved match approved");
+    await eventually(() => calls() === 1, "the backend called once");
+    const job = await hub.db.job.findUniqueOrThrow({ where: { id: jobId } });
+    expect(job.approvalDecision).toMatchObject({ decision: "approved", by: { kind: "team", name: AGENT_NAME } });
+    await expectNoSidewaysScroll(page, "after the approval");
   });
 });

@@ -43,7 +43,13 @@ describe("the OpenAPI document", () => {
   beforeAll(async () => {
     backend = await startToolBackend();
     hub = await TestHub.start({
-      tools: { match_therapists: matchTherapists, match_online: matchWithMessages, check_stock: checkStock },
+      tools: {
+        match_therapists: matchTherapists,
+        match_online: matchWithMessages,
+        check_stock: checkStock,
+        // The same backend, made only once a member of the team approves the call.
+        match_approved: `${matchTherapists}\napproval: team\n`,
+      },
     });
     const res = await fetch(`${hub.url}/v1/openapi.json`);
     expect(res.status).toBe(200);
@@ -139,6 +145,22 @@ describe("the OpenAPI document", () => {
     await call("GET", `/jobs/${jobId}`, "/jobs/{id}");
     await call("POST", `/jobs/${jobId}/cancel`, "/jobs/{id}/cancel");
     await call("GET", "/tools", "/tools");
+
+    const waiting = await call("POST", `/conversations/${id}/tool-calls`, `${conversation}/tool-calls`, {
+      tool: "match_approved",
+      arguments: { reason: "anxiety", area: "Ñuñoa" },
+    });
+    const approval = `/jobs/${waiting.body.job.id as string}/approval`;
+    await call("POST", approval, "/jobs/{id}/approval", { decision: "perhaps" }, CONSOLE_API_KEY);
+    await call("POST", approval, "/jobs/{id}/approval", { decision: "approve" }, CONSOLE_API_KEY);
+    await call("POST", approval, "/jobs/{id}/approval", { decision: "refuse" }, CONSOLE_API_KEY);
+    await call(
+      "POST",
+      `/jobs/${crypto.randomUUID()}/approval`,
+      "/jobs/{id}/approval",
+      { decision: "refuse" },
+      CONSOLE_API_KEY,
+    );
 
     await call("GET", "/conversations?channel=web", "/conversations", undefined, CONSOLE_API_KEY);
     await call("GET", `/conversations/${id}/timeline`, `${conversation}/timeline`, undefined, CONSOLE_API_KEY);

@@ -18,6 +18,7 @@
     tool_result: "Tool result",
     template: "Template",
     progress: "Progress",
+    approval: "Approval",
   };
   const CHANNEL_LABEL = {
     web: "Web",
@@ -573,7 +574,48 @@
           (job.endedAt ? ` · ended ${formatTime(job.endedAt, true)}` : ` · times out ${formatTime(job.timeoutAt)}`),
       }),
       job.status === "running" ? cancelControls(job, tool) : null,
+      job.status === "awaiting_approval" && job.approval && job.approval.by === "team"
+        ? approvalControls(job, tool)
+        : null,
+      job.status === "awaiting_approval" && job.approval && job.approval.by === "person"
+        ? el("div", { class: "job-detail muted", text: "Waiting for the person to answer yes or no." })
+        : null,
     ]);
+  }
+
+  /**
+   * A call that waits for the team's yes: its backend has heard nothing yet. Approve makes the call; Refuse
+   * ends it, and the agent tells the person it was not made.
+   */
+  function approvalControls(job, tool) {
+    const approve = el("button", { type: "button", class: "job-approve small", text: "Approve" });
+    const refuse = el("button", { type: "button", class: "job-refuse small danger", text: "Refuse" });
+    approve.disabled = state.busy;
+    refuse.disabled = state.busy;
+    approve.addEventListener("click", () => decideApproval(job, tool, "approve"));
+    refuse.addEventListener("click", () => decideApproval(job, tool, "refuse"));
+    return el("div", { class: "job-actions job-confirm", role: "group", "aria-label": `Approve ${tool}?` }, [
+      el("p", {
+        class: "job-confirm-text",
+        text: `The agent wants to run ${tool} with ${compact(job.arguments, 300)}. Nothing is done before you approve.`,
+      }),
+      el("div", { class: "job-confirm-buttons" }, [approve, refuse]),
+    ]);
+  }
+
+  function decideApproval(job, tool, decision) {
+    act(decision === "approve" ? "Approve call" : "Refuse call", async () => {
+      try {
+        await api("POST", `/v1/jobs/${encodeURIComponent(job.id)}/approval`, { decision, agent: state.agent });
+        setStatus(decision === "approve" ? `Approved ${tool}; it is starting.` : `Refused ${tool}.`, "ok");
+      } catch (error) {
+        if (error instanceof ApiError && error.code === "not_awaiting_approval") {
+          setStatus(`${tool} is no longer waiting for approval.`, "info");
+          return;
+        }
+        throw error;
+      }
+    });
   }
 
   /**
@@ -633,8 +675,10 @@
       case "failed":
       case "timed_out":
       case "cancelled":
+      case "refused":
         return "bad";
       case "awaiting_reply":
+      case "awaiting_approval":
       case "pending":
       case "running":
       case "expired":

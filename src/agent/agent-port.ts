@@ -61,7 +61,11 @@ export const turnInputSchema = z.discriminatedUnion("type", [
     type: z.literal("tool_failed"),
     ...jobRef,
     ...rerunRef,
-    reason: z.enum(["error", "timeout", "cancelled"]),
+    reason: z
+      .enum(["error", "timeout", "cancelled", "refused"])
+      .describe(
+        "refused: the call needed an approval that was refused or not given in time; its backend never heard of it",
+      ),
     message: z.string().describe("why, in a sentence (the backend's own message for an error)"),
   }),
   z

@@ -23,6 +23,8 @@ import { splitForChannel } from "./text-limits.js";
 import { filesOnce, givenWithTemplate } from "./reply-files.js";
 import { attachmentsOf } from "../conversations/attachments.js";
 import type { ConversationRow, TurnInputRow } from "./rows.js";
+import { settleApprovalAnswers } from "../jobs/approval.js";
+import type { JobDeps } from "../jobs/job-deps.js";
 import { readTurnSnapshot, type TurnSnapshot } from "./turn-snapshot.js";
 
 /**
@@ -32,12 +34,16 @@ import { readTurnSnapshot, type TurnSnapshot } from "./turn-snapshot.js";
 export type TurnDeps = AgentUnavailableDeps &
   HumanRequestDeps &
   StaleResultsDeps &
-  MediaLinkDeps & {
+  MediaLinkDeps &
+  JobDeps & {
     agent: AgentPort;
     metrics: Pick<Metrics, "deliveries">;
   };
 
 export async function runTurn(ctx: TurnDeps, conversationId: string): Promise<void> {
+  // The person's answer to an approval question is acted on first, so this turn's agent sees the call started
+  // or refused beside the answer (a crash before this leaves it to the next turn or the timeout poll).
+  await settleApprovalAnswers(ctx, conversationId);
   const snapshot = await readTurnSnapshot(ctx.sql, conversationId, {
     history: ctx.agent.wantsHistory ?? ctx.agent.remote,
   });
@@ -180,7 +186,7 @@ function toInput(input: TurnInputRow, links: MediaLinks): TurnInput {
       return {
         type: "tool_failed",
         ...job,
-        reason: payload.reason as "error" | "timeout" | "cancelled",
+        reason: payload.reason as "error" | "timeout" | "cancelled" | "refused",
         message: String(payload.message ?? ""),
       };
     case "tool_expired":

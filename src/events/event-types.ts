@@ -7,6 +7,7 @@ export const EVENT_TYPES = [
   "conversation.control",
   "conversation.erased",
   "job.started",
+  "job.approval",
   "job.progress",
   "job.ended",
 ] as const;

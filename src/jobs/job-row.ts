@@ -25,8 +25,15 @@ export interface JobRow {
   rerunOf: string | null;
   /** A job that was lost and ran again: the job that took its place. */
   rerunAs: string | null;
-  /** `pending` while a re-run's start call is owed (committed, not yet claimed by a process). */
-  startRequest: "sent" | "pending";
+  /**
+   * `pending` while a start call is owed (a re-run's, or an approved call's: committed, not yet claimed by a
+   * process); `held` while the call waits for its approval.
+   */
+  startRequest: "sent" | "pending" | "held";
+  /** Who must approve the call before its start call is made; null for none (src/jobs/approval.ts). */
+  approval: "person" | "team" | null;
+  /** What was decided about it: {decision, by, at}; null while it waits (or for none). */
+  approvalDecision: unknown;
   endedAt: Date | null;
   createdAt: Date;
   updatedAt: Date;

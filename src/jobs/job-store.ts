@@ -167,8 +167,16 @@ export async function recordStart(
     runningKey: string;
     timeoutAt: Date;
     at: Date;
+    /**
+     * The call waits for a yes (approval.ts): recorded `awaiting_approval`, its start call held, with the
+     * question for the person (`question`, for a person's approval) in the same transaction.
+     */
+    approval?: {
+      by: "person" | "team";
+      question?: (jobId: string) => { text: string; buttons: unknown[] };
+    };
   },
-): Promise<{ job: JobRow; deduplicated: boolean } | "too_many" | "no_conversation" | "erased"> {
+): Promise<{ job: JobRow; deduplicated: boolean; question?: MessageRow } | "too_many" | "no_conversation" | "erased"> {
   return sql.transaction(async (tx) => {
     const [locked] = await tx.query<{ erased: boolean }>(
       `SELECT "erasedAt" IS NOT NULL AS erased FROM "Conversation" WHERE id = $1::uuid FOR UPDATE`,
@@ -180,11 +188,14 @@ export async function recordStart(
     // A statement of its own after the lock: its snapshot sees every start that committed before it.
     const [row] = await tx.query<{ created: Json | null; existing: Json | null; running: string }>(
       `WITH existing AS (SELECT * FROM "Job" WHERE "runningKey" = $1),
-       running AS (SELECT count(*) AS n FROM "Job" WHERE "conversationId" = $2::uuid AND status = 'running'),
+       running AS (SELECT count(*) AS n FROM "Job" WHERE "conversationId" = $2::uuid
+         AND status IN ('running', 'awaiting_approval')),
        job AS (
          INSERT INTO "Job" (id, "conversationId", tool, "toolCallId", arguments, "argsHash", "runningKey", "timeoutAt",
-           "createdAt", "updatedAt")
-         SELECT $3::uuid, $2::uuid, $4, $5, $6::jsonb, $7, $1, $8::timestamp, $9::timestamp, $9::timestamp
+           "createdAt", "updatedAt", status, "startRequest", approval)
+         SELECT $3::uuid, $2::uuid, $4, $5, $6::jsonb, $7, $1, $8::timestamp, $9::timestamp, $9::timestamp,
+           CASE WHEN $12::text IS NULL THEN 'running' ELSE 'awaiting_approval' END,
+           CASE WHEN $12::text IS NULL THEN 'sent' ELSE 'held' END, $12::text
          WHERE NOT EXISTS (SELECT 1 FROM existing) AND (SELECT n FROM running) < $10 RETURNING *),
        entry AS (
          INSERT INTO "Message" (id, "conversationId", role, data, "jobId", "toolCallId", "createdAt", "updatedAt")
@@ -205,10 +216,22 @@ export async function recordStart(
         start.at,
         MAX_RUNNING_JOBS,
         randomUUID(),
+        start.approval?.by ?? null,
       ],
     );
     if (row?.existing) return { job: jobFromJson(row.existing), deduplicated: true };
-    if (row?.created) return { job: jobFromJson(row.created), deduplicated: false };
+    if (row?.created) {
+      const job = jobFromJson(row.created);
+      const asked = start.approval?.question?.(job.id);
+      if (!asked) return { job, deduplicated: false };
+      // The question is the hub's, said as the agent: a pending outgoing message, routed by the next turn.
+      const [question] = await tx.query<MessageRow>(
+        `INSERT INTO "Message" (id, "conversationId", role, text, data, buttons, status, "createdAt", "updatedAt")
+         VALUES ($1::uuid, $2::uuid, 'agent', $3, $4::jsonb, $5::jsonb, 'pending', $6, $6) RETURNING *`,
+        [randomUUID(), start.conversationId, asked.text, json({ approvalFor: job.id }), json(asked.buttons), start.at],
+      );
+      return { job, deduplicated: false, ...(question ? { question } : {}) };
+    }
     return "too_many" as const;
   });
 }

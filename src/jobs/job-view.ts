@@ -4,8 +4,13 @@ import { attachmentsOf, type Attachment } from "../conversations/attachments.js"
 import type { JobRow } from "./job-row.js";
 
 /** A job as Prisma or the job store reads it. */
-type AnyJob = Omit<JobRow, "status" | "arguments" | "result" | "startRequest" | "attachments"> & {
+type AnyJob = Omit<
+  JobRow,
+  "status" | "arguments" | "result" | "startRequest" | "attachments" | "approval" | "approvalDecision"
+> & {
   status: string;
+  approval?: string | null;
+  approvalDecision?: unknown;
   arguments: unknown;
   result: unknown;
   attachments?: unknown;
@@ -29,6 +34,11 @@ export interface JobView {
   attempt: number;
   rerunOf: string | null;
   rerunAs: string | null;
+  /**
+   * A call that needed a yes before it was made (a tool file's `approval`): whose, and what was decided
+   * ({decision: approved | refused | timed_out, by, at}; null while it waits). Null for a call that needed none.
+   */
+  approval: { by: string; decision: unknown } | null;
   createdAt: string;
   endedAt: string | null;
 }
@@ -50,6 +60,7 @@ export function jobView(job: AnyJob, progress: Pick<JobProgress, "text" | "notif
     attempt: job.attempt,
     rerunOf: job.rerunOf,
     rerunAs: job.rerunAs,
+    approval: job.approval ? { by: job.approval, decision: job.approvalDecision ?? null } : null,
     createdAt: job.createdAt.toISOString(),
     endedAt: job.endedAt?.toISOString() ?? null,
   };

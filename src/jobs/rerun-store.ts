@@ -76,10 +76,10 @@ export async function claimStart(sql: SqlQuery, jobId: string, at: Date): Promis
   return job;
 }
 
-/** Re-runs whose start call is still owed, committed before `before` (their process may have died). */
+/** Start calls still owed (re-runs, approved calls), committed before `before` (their process may have died). */
 export async function owedStarts(sql: SqlQuery, before: Date, limit: number): Promise<string[]> {
   const rows = await sql.query<{ id: string }>(
-    `SELECT id FROM "Job" WHERE "startRequest" = 'pending' AND "createdAt" < $1 ORDER BY "createdAt" LIMIT $2`,
+    `SELECT id FROM "Job" WHERE "startRequest" = 'pending' AND "updatedAt" < $1 ORDER BY "updatedAt" LIMIT $2`,
     [before, limit],
   );
   return rows.map((row) => row.id);

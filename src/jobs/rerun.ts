@@ -81,7 +81,7 @@ export async function runAgain(
   return { job: lost, ended: true };
 }
 
-/** Makes a re-run's start call if this process claims it; never throws (the job's timeout is the backstop). */
+/** Makes an owed start call (a re-run's, an approved call's) if this process claims it; never throws (the job's timeout is the backstop). */
 export async function startOwedRerun(ctx: JobDeps, jobId: string): Promise<void> {
   try {
     const job = await claimStart(ctx.sql, jobId, ctx.now());
@@ -107,10 +107,15 @@ async function callRerun(ctx: JobDeps, job: JobRow): Promise<void> {
     { "X-Vatio-Job-Id": job.id, "X-Vatio-Callback-Url": callbackUrl(ctx, job) },
     ctx.config.toolStartTimeoutMs,
   );
-  ctx.metrics.jobsStarted.inc({ tool: job.tool, outcome: "rerun" });
+  // The same owed start call serves a call approved after it waited (approval.ts).
+  const approved = job.attempt === 1 && job.approval !== null;
+  ctx.metrics.jobsStarted.inc({ tool: job.tool, outcome: approved ? "approved" : "rerun" });
   if (answer.ok && answer.status === 202) {
     await recordAccepted(ctx.sql, job.id, messageOf(answer.body), ctx.now());
-    log.info({ attempt: job.attempt, rerun_of: job.rerunOf }, "re-run accepted by the backend");
+    log.info(
+      { attempt: job.attempt, rerun_of: job.rerunOf },
+      approved ? "approved call accepted by the backend" : "re-run accepted by the backend",
+    );
     return;
   }
   // An answer at once is the result; a refusal is the job's failure. Either is given like a late result.

@@ -14,6 +14,7 @@ import { callBackend, type BackendAnswer } from "./backend-call.js";
 import { callbackUrl } from "./callback-url.js";
 import { finishImmediately, MAX_RUNNING_JOBS, recordAccepted, recordStart, recordSyncCall } from "./job-store.js";
 import { jobView, type JobView } from "./job-view.js";
+import { approvalQuestion } from "./approval-question.js";
 
 export interface ToolCallInput {
   tool: string;
@@ -67,8 +68,19 @@ export async function startToolCall(
     arguments: input.arguments,
     argsHash,
     runningKey: runningKeyOf(conversation.id, tool.name, input.arguments),
-    timeoutAt: new Date(ctx.now().getTime() + tool.async.timeoutMs),
+    // A call that waits for its approval has that long for it; its own timeout counts from the yes.
+    timeoutAt: new Date(ctx.now().getTime() + (tool.approval?.timeoutMs ?? tool.async.timeoutMs)),
     at: ctx.now(),
+    ...(tool.approval
+      ? {
+          approval: {
+            by: tool.approval.by,
+            ...(tool.approval.by === "person"
+              ? { question: (jobId: string) => approvalQuestion(tool, input.arguments, jobId) }
+              : {}),
+          },
+        }
+      : {}),
   });
   if (started === "no_conversation") throw notFound("conversation");
   if (started === "erased") throw erasedConversation();
@@ -82,6 +94,26 @@ export async function startToolCall(
   }
   const { job } = started;
   const log = ctx.log.child({ conversation_id: conversation.id, job_id: job.id, tool: tool.name });
+  if (job.status === "awaiting_approval") {
+    // Nothing reaches the backend before the yes: the question goes to the person (or the call waits in the
+    // team's console); the caller is told the call waits.
+    log.info({ approval: job.approval }, "call waits for its approval");
+    await afterCommit(ctx, {
+      changes: [
+        ...(started.question
+          ? [{ type: "messages" as const, conversationId: conversation.id, messages: [started.question] }]
+          : []),
+        {
+          type: "job",
+          conversationId: conversation.id,
+          job: { id: job.id, tool: tool.name, status: "awaiting_approval", at: job.createdAt },
+        },
+      ],
+      ...(started.question ? { turnOf: conversation.id } : {}),
+    });
+    count("awaiting_approval");
+    return { status: 202, job: jobView(job), message: null };
+  }
 
   const request = renderToolRequest(tool, input.arguments, ctx.env);
   const answer = await callBackend(

@@ -4,7 +4,9 @@
 // database's own clock; ending one is guarded, so processes looking at once end it once.
 import type { JobDeps } from "./job-deps.js";
 import { errorKey } from "../log-throttle.js";
+import { endDueApprovals } from "./approval.js";
 import { endJob } from "./end-job.js";
+import { startOwedReruns } from "./rerun.js";
 
 const BATCH = 100;
 
@@ -23,7 +25,8 @@ export function startTimeoutPoll(ctx: JobDeps): { stop(): Promise<void> } {
   let running: Promise<unknown> | undefined;
   const timer = setInterval(() => {
     if (running) return;
-    running = endDueJobs(ctx)
+    // Approvals ride the same poll: answers a crash left undecided, start calls it left owed, time run out.
+    running = Promise.all([endDueJobs(ctx), endDueApprovals(ctx), startOwedReruns(ctx)])
       .catch((error: unknown) =>
         ctx.warnRepeated(`timeouts:${errorKey(error)}`, { err: error }, "job timeouts not checked"),
       )

@@ -15,6 +15,7 @@ import { eraseBody } from "./routes/erasure.js";
 import { humanMessageBody, listQuery, takeoverBody } from "./routes/console.js";
 import {
   agentMessageBody,
+  approvalBody,
   cancelBody,
   createConversationBody,
   jobMessageBody,
@@ -172,6 +173,18 @@ export const apiOperations: ApiOperation[] = [
       409: "the job has ended, or its tool takes no messages",
       502: "the backend failed or refused the message",
     },
+  },
+  {
+    method: "post",
+    path: "/jobs/:id/approval",
+    summary: "Approve or refuse a call that waits for the team's approval",
+    description:
+      "A tool file's `approval: team`: the call's backend hears nothing before `approve`. `refuse` ends the call " +
+      "(`refused`) and the agent tells the person. `{agent: {id, name}}` records who decided.",
+    keys: ["console"],
+    body: approvalBody,
+    responses: { 200: { description: "the job, now running or refused", schema: z.object({ job: jobView }) } },
+    errors: { 404: "no such job", 409: "the call is not waiting for the team's approval" },
   },
   {
     method: "get",

@@ -100,7 +100,7 @@ export const jobView = z.object({
   conversationId: z.uuid(),
   tool: z.string(),
   toolCallId: z.string().nullable(),
-  status: z.enum(["running", "succeeded", "failed", "timed_out", "cancelled"]),
+  status: z.enum(["awaiting_approval", "running", "succeeded", "failed", "timed_out", "cancelled", "refused"]),
   arguments: z.unknown(),
   message: z.string().nullable().describe("what the backend said when it accepted the job"),
   progress: z.array(z.object({ text: z.string(), notify: z.boolean(), at: isoTime })),
@@ -111,6 +111,20 @@ export const jobView = z.object({
   attempt: z.number().int().min(1).describe("1, or 2, 3 … for a job that ran again after a lost attempt"),
   rerunOf: z.uuid().nullable().describe("a re-run: the first job of the chain, the one the agent started"),
   rerunAs: z.uuid().nullable().describe("a lost job that ran again: the job that took its place"),
+  approval: z
+    .object({
+      by: z.enum(["person", "team"]),
+      decision: z
+        .object({
+          decision: z.enum(["approved", "refused", "timed_out"]),
+          by: z.object({ kind: z.enum(["person", "team", "agent", "hub"]) }).loose(),
+          at: isoTime,
+          note: z.string().optional(),
+        })
+        .nullable(),
+    })
+    .nullable()
+    .describe("a call that waited for a yes (the tool file's `approval`): whose, and what was decided"),
   createdAt: isoTime,
   endedAt: isoTime.nullable(),
 });
@@ -124,6 +138,10 @@ export const toolView = z.object({
     z.literal(false),
     z.object({ timeoutSeconds: z.number(), cancellable: z.boolean(), takesMessages: z.boolean() }),
   ]),
+  approval: z
+    .object({ by: z.enum(["person", "team"]), timeoutSeconds: z.number() })
+    .nullable()
+    .describe("who must say yes before a call is made, and how long it waits"),
 });
 
 /** A conversation as the console shows it: with the label a person recognises it by. */

@@ -1,5 +1,7 @@
 // Tool timeouts: "90s", "10m", "8h". Default 10 minutes, at most 8 hours.
 export const DEFAULT_TIMEOUT_MS = 10 * 60_000;
+/** How long a call waits for its approval when the tool file does not say (`approval_timeout`). */
+export const DEFAULT_APPROVAL_TIMEOUT_MS = 15 * 60_000;
 export const MAX_TIMEOUT_MS = 8 * 3_600_000;
 
 const unitMs = { s: 1000, m: 60_000, h: 3_600_000 } as const;

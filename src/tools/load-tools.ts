@@ -4,7 +4,7 @@ import path from "node:path";
 import { Ajv, type ValidateFunction } from "ajv";
 import addFormatsModule from "ajv-formats";
 import { parseDocument } from "yaml";
-import { DEFAULT_TIMEOUT_MS, parseDuration } from "./duration.js";
+import { DEFAULT_APPROVAL_TIMEOUT_MS, DEFAULT_TIMEOUT_MS, parseDuration } from "./duration.js";
 import { envReferences } from "./tool-env.js";
 import { toolFileSchema, type Tool } from "./tool-file.js";
 
@@ -149,6 +149,11 @@ export function parseToolFile(
         notifyText: asyncSpec.notify_text,
         rerunTimes: asyncSpec.rerun?.times ?? 0,
         deliverWithinMs: asyncSpec.deliver_within,
+      },
+      approval: spec.approval && {
+        by: spec.approval,
+        text: spec.approval_text,
+        timeoutMs: spec.approval_timeout ?? DEFAULT_APPROVAL_TIMEOUT_MS,
       },
       request: spec.request,
       respond: spec.respond?.data ?? {},

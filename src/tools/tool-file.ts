@@ -81,23 +81,45 @@ const asyncSchema = z.preprocess(
   }),
 );
 
-export const toolFileSchema = z.strictObject({
-  description: z.string().min(1),
-  when_to_use: z.string().optional(),
-  parameters: z.record(z.string(), z.unknown()).default({ type: "object", properties: {} }),
-  // Accepted for compatibility with tool files written for the agent platform; the hub does not use it.
-  access: z.unknown().optional(),
-  async: asyncSchema.optional(),
-  request: z.strictObject({
-    method: httpMethod.default("POST"),
-    base_url: z.string().min(1),
-    path: urlPath.default(""),
-    headers: z.record(z.string(), z.string()).default({}),
-    // A key with no value takes the tool-call argument of the same name.
-    body: z.record(z.string(), z.unknown()).optional(),
-  }),
-  respond: z.strictObject({ data: z.record(z.string(), jsonPath).default({}) }).optional(),
+// A call of this tool waits for a yes before its backend hears of it (src/jobs/approval.ts): the person's, asked
+// on their channel, or a team member's, in the console.
+const durationSchema = z.string().transform((value, ctx) => {
+  const parsed = parseDuration(value);
+  if ("ms" in parsed) return parsed.ms;
+  ctx.addIssue({ code: "custom", message: parsed.error });
+  return z.NEVER;
 });
+
+export const toolFileSchema = z
+  .strictObject({
+    description: z.string().min(1),
+    when_to_use: z.string().optional(),
+    parameters: z.record(z.string(), z.unknown()).default({ type: "object", properties: {} }),
+    // Accepted for compatibility with tool files written for the agent platform; the hub does not use it.
+    access: z.unknown().optional(),
+    async: asyncSchema.optional(),
+    request: z.strictObject({
+      method: httpMethod.default("POST"),
+      base_url: z.string().min(1),
+      path: urlPath.default(""),
+      headers: z.record(z.string(), z.string()).default({}),
+      // A key with no value takes the tool-call argument of the same name.
+      body: z.record(z.string(), z.unknown()).optional(),
+    }),
+    respond: z.strictObject({ data: z.record(z.string(), jsonPath).default({}) }).optional(),
+    approval: z.enum(["person", "team"], { error: 'must be "person" or "team"' }).optional(),
+    // What the person is asked, in plain words; the call's arguments follow it, quoted as data.
+    approval_text: z.string().trim().min(1).max(300).optional(),
+    approval_timeout: durationSchema.optional(),
+  })
+  .superRefine((file, ctx) => {
+    // Only a background call can wait: a normal tool's caller expects its answer at once.
+    if (file.approval && !file.async)
+      ctx.addIssue({ code: "custom", path: ["approval"], message: "needs `async` (a call waits for the approval)" });
+    for (const key of ["approval_text", "approval_timeout"] as const)
+      if (file[key] !== undefined && !file.approval)
+        ctx.addIssue({ code: "custom", path: [key], message: "only with `approval`" });
+  });
 
 export type ToolFile = z.output<typeof toolFileSchema>;
 export type WhatsappTemplate = z.output<typeof whatsappTemplateSchema>;
@@ -122,6 +144,16 @@ export interface Tool {
         rerunTimes: number;
         /** How long a result may wait to be given before it expires; undefined: it never does. */
         deliverWithinMs: number | undefined;
+      }
+    | undefined;
+  /** Who must say yes before the backend is called; undefined: nobody, the call starts at once. */
+  approval:
+    | {
+        by: "person" | "team";
+        /** `approval_text`, else the tool's description, is what the person is asked. */
+        text: string | undefined;
+        /** How long the call waits for the answer before it is refused (`approval_timeout`). */
+        timeoutMs: number;
       }
     | undefined;
   request: ToolFile["request"];

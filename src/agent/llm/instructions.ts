@@ -27,6 +27,7 @@ export function systemPrompt(input: {
   now: Date;
 }): string {
   const background = [...input.tools.values()].filter((tool) => tool.async).map((tool) => tool.name);
+  const approved = [...input.tools.values()].filter((tool) => tool.approval).map((tool) => tool.name);
   const running = input.request.runningJobs.map(
     (job) =>
       `- tool_call_id ${job.toolCallId ?? `job_${job.id}`} (${job.tool}), started ${job.startedAt}` +
@@ -48,6 +49,12 @@ export function systemPrompt(input: {
           "starts it and answers at once with a placeholder (status running). Then tell the person, in your own " +
           "words, that you are on it and that the result will come here in this chat, even if they close it. " +
           "Never call the same tool again to see how it is going."
+        : "",
+      approved.length > 0
+        ? `Calls of ${approved.join(", ")} wait for a yes before anything is done: the placeholder says "waiting ` +
+          'for approval", and the hub itself asks the person (or the team) with Yes and No. Say that you need ' +
+          "their go-ahead; never call again for it. A notice tells you when the call is approved and started, " +
+          "or refused."
         : "",
       `The hub speaks to you only through ${NOTICE_TOOL}: it makes that call for you, and its answer holds the ` +
         "hub's notices. A background call's result, failure or progress reaches you once, as such a notice " +

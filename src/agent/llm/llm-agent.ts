@@ -190,7 +190,14 @@ export function llmAgent(config: LlmConfig, getCtx: () => LlmAgentDeps): AgentPo
       seen.results.push(outcome.message);
       // The same call again while its first runs: the model is told of that job, and the call is in the timeline.
       if (outcome.deduplicated) await recordRepeat(ctx, conversationId, call, args, outcome.job.id, outcome.message);
-      return { type: "json", value: placeholder(outcome.job.id, outcome.message) as never };
+      return {
+        type: "json",
+        value: placeholder(
+          outcome.job.id,
+          outcome.message,
+          outcome.job.status === "awaiting_approval" ? outcome.job.approval?.by : null,
+        ) as never,
+      };
     } catch (error) {
       // Bad arguments, an unknown tool, a backend that refused: the model reads why, as the call's answer.
       if (!(error instanceof HubError)) throw error;

@@ -30,6 +30,7 @@ interface Row {
   jobAttachments: unknown;
   error: string | null;
   acceptMessage: string | null;
+  approval: string | null;
   rerunAs: string | null;
   callSeq: string | null;
   firstJobId: string | null;
@@ -50,6 +51,7 @@ function outcomeOf(row: Row): { outcome: JobOutcome; content: unknown } {
   const outcome = JOB_STATUS_WORD[row.jobStatus ?? ""];
   if (outcome === "completed") return { outcome, content: resultWithFiles(row.result, row.jobAttachments) };
   if (outcome === "timed out" || outcome === "cancelled") return { outcome, content: null };
+  if (outcome === "refused") return { outcome, content: row.error ?? row.text ?? "it was not approved" };
   return { outcome: "failed", content: row.error ?? row.text ?? "it failed" };
 }
 
@@ -75,7 +77,7 @@ export async function timelineEntries(sql: SqlQuery, conversationId: string): Pr
     `SELECT * FROM (
        SELECT m.id, m.seq::text AS seq, m.attachments, m.role, m.text, m.data, m."jobId", m."toolCallId", m.status, m."statusReason",
          m."deletedAt" IS NOT NULL AS deleted, j.tool, j.status AS "jobStatus", j.result, j.attachments AS "jobAttachments", j.error,
-         j."acceptMessage", j."rerunAs",
+         j."acceptMessage", j.approval, j."rerunAs",
          -- A job's own call (the first job of a re-run chain carries it): read for outcomes and progress only.
          CASE WHEN m.role = 'tool_result' AND m."jobId" IS NOT NULL THEN
            (SELECT c.seq::text FROM "Message" c WHERE c."conversationId" = m."conversationId" AND c.role = 'tool_call'
@@ -84,7 +86,7 @@ export async function timelineEntries(sql: SqlQuery, conversationId: string): Pr
          CASE WHEN m.role IN ('tool_result', 'progress') AND j."rerunOf" IS NOT NULL THEN
            (SELECT f."toolCallId" FROM "Job" f WHERE f.id = j."rerunOf") ELSE j."toolCallId" END AS "firstCallId"
        FROM "Message" m LEFT JOIN "Job" j ON j.id = m."jobId"
-       WHERE m."conversationId" = $1::uuid AND m.role IN ('user', 'agent', 'human', 'tool_call', 'tool_result', 'progress')
+       WHERE m."conversationId" = $1::uuid AND m.role IN ('user', 'agent', 'human', 'tool_call', 'tool_result', 'progress', 'approval')
        ORDER BY m.seq DESC LIMIT $2) newest
      ORDER BY seq::bigint`,
     [conversationId, MAX_ROWS],
@@ -116,8 +118,9 @@ export async function timelineEntries(sql: SqlQuery, conversationId: string): Pr
         const next = rows[i + 1];
         // A call answered at once (a sync tool, a built-in tool, a backend answering 200 to a job start) is
         // written with its answer in one statement: the answer is its tool message.
+        // A call that waited for its approval was answered with its placeholder, whatever came next.
         const answeredAtOnce =
-          next?.role === "tool_result" && (row.jobId ? next.jobId === row.jobId : next.jobId === null);
+          next?.role === "tool_result" && (row.jobId ? next.jobId === row.jobId && !row.approval : next.jobId === null);
         if (!answeredAtOnce && !row.jobId) break;
         let answer: Extract<TranscriptEntry, { kind: "call" }>["answer"];
         // The hub's own answer: a built-in tool's, or its answer to a repeated call (a note, or the job's placeholder).
@@ -135,7 +138,7 @@ export async function timelineEntries(sql: SqlQuery, conversationId: string): Pr
           const content = row.jobId ? (ok ? next.result : next.error) : ok ? stored.result : next.text;
           answer = { type: "answer", ok, content };
           i += 1;
-        } else answer = { type: "job", jobId: row.jobId!, acceptMessage: row.acceptMessage };
+        } else answer = { type: "job", jobId: row.jobId!, acceptMessage: row.acceptMessage, approval: row.approval };
         entries.push({
           kind: "call",
           seq,
@@ -155,6 +158,16 @@ export async function timelineEntries(sql: SqlQuery, conversationId: string): Pr
         entries.push({ kind: "outcome", seq, callId, tool: row.tool ?? "unknown", outcome, content });
         break;
       }
+      case "approval":
+        if (row.jobId && row.text)
+          entries.push({
+            kind: "approval",
+            seq,
+            callId: callIdOf(row.toolCallId, row.jobId),
+            tool: row.tool ?? "unknown",
+            text: `${row.text} Its result will come in a later message.`,
+          });
+        break;
       case "progress":
         if (row.jobId && row.text)
           entries.push({

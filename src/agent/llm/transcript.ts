@@ -14,15 +14,17 @@
 import type { ModelMessage } from "ai";
 import { resultPointer } from "./result-pages.js";
 
-export type JobOutcome = "completed" | "failed" | "timed out" | "cancelled" | "expired" | "ran again";
+export type JobOutcome = "completed" | "failed" | "timed out" | "cancelled" | "expired" | "ran again" | "refused";
 
 /** A job's status as the model is told it (notices, get-tool-call-status): one word for each, in both places. */
-export const JOB_STATUS_WORD: Record<string, JobOutcome | "running"> = {
+export const JOB_STATUS_WORD: Record<string, JobOutcome | "running" | "waiting for approval"> = {
+  awaiting_approval: "waiting for approval",
   running: "running",
   succeeded: "completed",
   failed: "failed",
   timed_out: "timed out",
   cancelled: "cancelled",
+  refused: "refused",
 };
 
 /** A file the person sent, as the model gets it: a readable line with the hub's URL, and an image's bytes. */
@@ -46,8 +48,10 @@ export type TranscriptEntry =
       /** A sync tool's (or a built-in tool's) answer, or the job a background tool started. */
       answer:
         | { type: "answer"; ok: boolean; content: unknown }
-        | { type: "job"; jobId: string; acceptMessage: string | null };
+        | { type: "job"; jobId: string; acceptMessage: string | null; approval?: string | null };
     }
+  /** A call that waited for its approval was approved and started (a refusal is its outcome, `refused`). */
+  | { kind: "approval"; seq: number; callId: string; tool: string; text: string }
   | { kind: "outcome"; seq: number; callId: string; tool: string; outcome: JobOutcome; content: unknown }
   | { kind: "progress"; seq: number; callId: string; tool: string; text: string };
 
@@ -57,7 +61,19 @@ export const NOTICE_TOOL = "read-hub-notices";
 const LEFT_OUT = "(The conversation's earlier messages are left out.)";
 const OPENING = "(The conversation opens with the assistant's message below.)";
 
-export function placeholder(jobId: string, acceptMessage: string | null) {
+export function placeholder(jobId: string, acceptMessage: string | null, approval?: string | null) {
+  // A call that waits for a yes: nothing is done until then, and the model is told which way it went.
+  if (approval)
+    return {
+      status: "waiting for approval",
+      job: jobId,
+      note:
+        approval === "person"
+          ? "the person is asked to approve this call; nothing is done before they say yes. You will be told " +
+            "when it starts or is refused"
+          : "a member of the team must approve this call; nothing is done before they do. You will be told " +
+            "when it starts or is refused",
+    };
   return {
     status: "running",
     job: jobId,
@@ -123,6 +139,7 @@ const OUTCOME_FIELD: Record<JobOutcome, string | undefined> = {
   failed: "error",
   expired: "reason",
   "ran again": "note",
+  refused: "reason",
   "timed out": undefined,
   cancelled: undefined,
 };
@@ -167,7 +184,10 @@ function toUnits(entries: TranscriptEntry[], inlineChars: number): Unit[] {
       case "call": {
         const output =
           entry.answer.type === "job"
-            ? { type: "json" as const, value: placeholder(entry.answer.jobId, entry.answer.acceptMessage) }
+            ? {
+                type: "json" as const,
+                value: placeholder(entry.answer.jobId, entry.answer.acceptMessage, entry.answer.approval),
+              }
             : entry.answer.ok
               ? {
                   type: "json" as const,
@@ -200,6 +220,13 @@ function toUnits(entries: TranscriptEntry[], inlineChars: number): Unit[] {
         units.push({ type: "notice", key: entry.seq, notice: outcomeNotice({ ...entry, content }) });
         break;
       }
+      case "approval":
+        units.push({
+          type: "notice",
+          key: entry.seq,
+          notice: { tool_call_id: entry.callId, tool: entry.tool, status: "approved", note: entry.text },
+        });
+        break;
       case "progress":
         units.push({
           type: "notice",

@@ -56,7 +56,8 @@ export interface WidgetProgress {
   notify?: boolean;
 }
 
-export type WidgetJobStatus = "running" | "succeeded" | "failed" | "timed_out" | "cancelled";
+export type WidgetJobStatus =
+  "awaiting_approval" | "running" | "succeeded" | "failed" | "timed_out" | "cancelled" | "refused";
 
 /** A slow job starting (`running`) or ending (any other status), whatever then happens to its result. */
 export interface WidgetJob {

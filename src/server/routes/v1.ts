@@ -10,6 +10,7 @@ import { mediaLinks } from "../../media/media-links.js";
 import { accountsOf, type MetaChannel } from "../../channels/meta/meta-accounts.js";
 import { CHANNELS, isWidgetChannel } from "../../delivery/channel.js";
 import { HubError } from "../../errors.js";
+import { decideByTeam } from "../../jobs/approval.js";
 import { cancelJob } from "../../jobs/cancel-job.js";
 import { JOB_MESSAGE_MAX_CHARS, sendJobMessage } from "../../jobs/job-message.js";
 import { listJobs, waitForJob } from "../../jobs/job-queries.js";
@@ -49,7 +50,15 @@ export const cancelBody = z.object({
 /** A message to a running job: the person's text, sent to its backend as data. */
 export const jobMessageBody = z.object({ text: z.string().trim().min(1).max(JOB_MESSAGE_MAX_CHARS) });
 export const jobsQuery = z.object({
-  status: z.enum(["running", "succeeded", "failed", "timed_out", "cancelled"]).optional(),
+  status: z
+    .enum(["awaiting_approval", "running", "succeeded", "failed", "timed_out", "cancelled", "refused"])
+    .optional(),
+});
+// A team member's yes or no to a call that waits for the team's approval (a tool file's `approval: team`).
+export const approvalBody = z.object({
+  decision: z.enum(["approve", "refuse"]),
+  agent: humanAgentBody.optional(),
+  note: z.string().trim().min(1).max(500).optional().describe("why, for a refusal; the agent reads it as data"),
 });
 
 export function v1Routes(ctx: HubContext): Router {
@@ -127,6 +136,12 @@ export function v1Routes(ctx: HubContext): Router {
     res.json(await sendJobMessage(ctx, req.params.id as string, body.text));
   });
 
+  // Only the team decides (the console's key): the agent runtime that made the call cannot approve it.
+  router.post("/jobs/:id/approval", requireBearer({ human: consoleApiKey }), async (req, res) => {
+    const body = parseInput(approvalBody, req.body);
+    res.json({ job: await decideByTeam(ctx, req.params.id as string, body.decision, body.agent, body.note) });
+  });
+
   router.get("/tools", agentOnly, (_req, res) => {
     res.json({
       tools: [...ctx.tools.values()].map((tool) => ({
@@ -141,6 +156,7 @@ export function v1Routes(ctx: HubContext): Router {
               takesMessages: Boolean(tool.async.message),
             }
           : false,
+        approval: tool.approval ? { by: tool.approval.by, timeoutSeconds: tool.approval.timeoutMs / 1000 } : null,
       })),
     });
   });
