@@ -116,6 +116,7 @@ describe("the agent-runtime API", () => {
       when_to_use: expect.any(String),
       parameters: expect.objectContaining({ required: ["reason", "area"] }),
       async: { timeoutSeconds: 600, cancellable: true, takesMessages: false },
+      approval: null,
     });
     expect(byName.quick_report.async).toEqual({ timeoutSeconds: 2, cancellable: true, takesMessages: false });
   });
