@@ -27,12 +27,20 @@ export interface JobRow {
   rerunAs: string | null;
   /** `pending` while a re-run's start call is owed (committed, not yet claimed by a process). */
   startRequest: "sent" | "pending";
+  /** The tool's definition when the job started (null for a job recorded before definitions were kept). */
+  toolDefinition: unknown;
+  toolVersion: string | null;
+  /** A different outcome posted after the job ended (the first is kept), and when it came. */
+  correctedResult: unknown;
+  correctedAt: Date | null;
   endedAt: Date | null;
+  /** When retention cleared the ended job's arguments, result and files. */
+  dataClearedAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
 }
 
-const JOB_DATES = ["timeoutAt", "endedAt", "createdAt", "updatedAt"] as const;
+const JOB_DATES = ["timeoutAt", "endedAt", "createdAt", "updatedAt", "correctedAt", "dataClearedAt"] as const;
 
 export function jobFromJson(row: Record<string, unknown>): JobRow {
   const out = { ...row };

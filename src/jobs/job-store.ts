@@ -167,6 +167,9 @@ export async function recordStart(
     runningKey: string;
     timeoutAt: Date;
     at: Date;
+    /** The tool's definition as it stands now, and its version: the job keeps them whatever a reload changes. */
+    toolDefinition: unknown;
+    toolVersion: string;
   },
 ): Promise<{ job: JobRow; deduplicated: boolean } | "too_many" | "no_conversation" | "erased"> {
   return sql.transaction(async (tx) => {
@@ -183,8 +186,9 @@ export async function recordStart(
        running AS (SELECT count(*) AS n FROM "Job" WHERE "conversationId" = $2::uuid AND status = 'running'),
        job AS (
          INSERT INTO "Job" (id, "conversationId", tool, "toolCallId", arguments, "argsHash", "runningKey", "timeoutAt",
-           "createdAt", "updatedAt")
-         SELECT $3::uuid, $2::uuid, $4, $5, $6::jsonb, $7, $1, $8::timestamp, $9::timestamp, $9::timestamp
+           "createdAt", "updatedAt", "toolDefinition", "toolVersion")
+         SELECT $3::uuid, $2::uuid, $4, $5, $6::jsonb, $7, $1, $8::timestamp, $9::timestamp, $9::timestamp,
+           $12::jsonb, $13
          WHERE NOT EXISTS (SELECT 1 FROM existing) AND (SELECT n FROM running) < $10 RETURNING *),
        entry AS (
          INSERT INTO "Message" (id, "conversationId", role, data, "jobId", "toolCallId", "createdAt", "updatedAt")
@@ -205,6 +209,8 @@ export async function recordStart(
         start.at,
         MAX_RUNNING_JOBS,
         randomUUID(),
+        json(start.toolDefinition),
+        start.toolVersion,
       ],
     );
     if (row?.existing) return { job: jobFromJson(row.existing), deduplicated: true };
@@ -276,5 +282,16 @@ export async function recordSyncCall(
       json(call.data),
       call.at,
     ],
+  );
+}
+
+/**
+ * A different outcome posted after the job had ended with its own: recorded beside it (the job's result stays
+ * the first), with when it came; a later different one replaces it.
+ */
+export async function recordCorrectedResult(sql: SqlQuery, jobId: string, outcome: unknown, at: Date): Promise<void> {
+  await sql.query(
+    `UPDATE "Job" SET "correctedResult" = $2::jsonb, "correctedAt" = $3, "updatedAt" = $3 WHERE id = $1::uuid`,
+    [jobId, json(outcome), at],
   );
 }

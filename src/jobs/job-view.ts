@@ -4,11 +4,25 @@ import { attachmentsOf, type Attachment } from "../conversations/attachments.js"
 import type { JobRow } from "./job-row.js";
 
 /** A job as Prisma or the job store reads it. */
-type AnyJob = Omit<JobRow, "status" | "arguments" | "result" | "startRequest" | "attachments"> & {
+type AnyJob = Omit<
+  JobRow,
+  | "status"
+  | "arguments"
+  | "result"
+  | "startRequest"
+  | "attachments"
+  | "toolDefinition"
+  | "toolVersion"
+  | "correctedResult"
+  | "correctedAt"
+  | "dataClearedAt"
+> & {
   status: string;
   arguments: unknown;
   result: unknown;
   attachments?: unknown;
+  correctedResult?: unknown;
+  correctedAt?: Date | null;
 };
 
 export interface JobView {
@@ -29,6 +43,12 @@ export interface JobView {
   attempt: number;
   rerunOf: string | null;
   rerunAs: string | null;
+  /**
+   * A different result (or error) the backend posted after the job had ended: `{status, result, error,
+   * attachments}`, kept beside the first, which stands. Null when none came.
+   */
+  correctedResult: unknown;
+  correctedAt: string | null;
   createdAt: string;
   endedAt: string | null;
 }
@@ -50,6 +70,8 @@ export function jobView(job: AnyJob, progress: Pick<JobProgress, "text" | "notif
     attempt: job.attempt,
     rerunOf: job.rerunOf,
     rerunAs: job.rerunAs,
+    correctedResult: job.correctedResult ?? null,
+    correctedAt: job.correctedAt?.toISOString() ?? null,
     createdAt: job.createdAt.toISOString(),
     endedAt: job.endedAt?.toISOString() ?? null,
   };

@@ -111,6 +111,13 @@ export const jobView = z.object({
   attempt: z.number().int().min(1).describe("1, or 2, 3 … for a job that ran again after a lost attempt"),
   rerunOf: z.uuid().nullable().describe("a re-run: the first job of the chain, the one the agent started"),
   rerunAs: z.uuid().nullable().describe("a lost job that ran again: the job that took its place"),
+  correctedResult: z
+    .unknown()
+    .describe(
+      "a different result (or error) posted after the job had ended, `{status, result, error, attachments}`: " +
+        "recorded, the first result stands; null when none came",
+    ),
+  correctedAt: isoTime.nullable().describe("when that different result came"),
   createdAt: isoTime,
   endedAt: isoTime.nullable(),
 });
@@ -121,6 +128,24 @@ export const toolView = z.object({
   when_to_use: z.string().nullable(),
   parameters: z.unknown().describe("JSON Schema of the arguments"),
   async: z.union([z.literal(false), z.object({ timeoutSeconds: z.number(), cancellable: z.boolean() })]),
+});
+
+export const toolReloadView = z.object({
+  outcome: z
+    .enum(["applied", "unchanged", "refused"])
+    .describe("refused: a tool file has a problem; the previous tools stay in force"),
+  at: isoTime,
+  trigger: z.enum(["files changed", "command", "another process"]),
+  tools: z.array(z.string()).describe("the tools in force after the reload"),
+  added: z.array(z.string()),
+  removed: z.array(z.string()),
+  changed: z.array(z.string()),
+  problems: z.array(z.string()).describe("why it was refused, each as `file: key: reason`"),
+  processes: z
+    .number()
+    .int()
+    .nullable()
+    .describe("how many hub processes were asked to reload (this one included); null when Redis did not answer"),
 });
 
 /** A conversation as the console shows it: with the label a person recognises it by. */

@@ -43,9 +43,16 @@ export function healthRoutes(ctx: HubContext): Router {
     clearTimeout(timer);
     const waiting = ctx.queues.notReady();
     const redis = waiting.length === 0;
+    // The tools in force, and a refused reload's problems: the hub stays ready (the previous tools serve).
+    const reload = ctx.lastToolReload();
+    const tools = {
+      count: ctx.tools.size,
+      ...(reload ? { last_reload: reload.outcome, reloaded_at: reload.at } : {}),
+      ...(reload?.outcome === "refused" ? { problems: reload.problems } : {}),
+    };
     res
       .status(database && redis ? 200 : 503)
-      .json({ ok: database && redis, database, redis, ...(redis ? {} : { redis_waiting: waiting }) });
+      .json({ ok: database && redis, database, redis, ...(redis ? {} : { redis_waiting: waiting }), tools });
   });
   return router;
 }
