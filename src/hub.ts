@@ -266,7 +266,7 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
       eventSender = startEventSender({ ...ctx, events: config.events, sql: database.eventsSql });
   }
   // Each process watches its tool folder: a change is reloaded here, whichever process saw it first.
-  reloader.watch();
+  if (config.toolsWatch) reloader.watch();
   log.info(
     {
       role: config.role,
