@@ -128,6 +128,7 @@ describe("the OpenAPI document", () => {
     await call("GET", `/jobs/${jobId}`, "/jobs/{id}");
     await call("POST", `/jobs/${jobId}/cancel`, "/jobs/{id}/cancel");
     await call("GET", "/tools", "/tools");
+    await call("POST", "/tools/reload", "/tools/reload");
 
     await call("GET", "/conversations?channel=web", "/conversations", undefined, CONSOLE_API_KEY);
     await call("GET", `/conversations/${id}/timeline`, `${conversation}/timeline`, undefined, CONSOLE_API_KEY);
