@@ -41,7 +41,9 @@ describe("tool files while the hub runs", () => {
 
   beforeAll(async () => {
     backend = await startToolBackend();
-    hub = await TestHub.start({ tools: { match_therapists: matchTherapists, quick_report: quickTimeout } });
+    hub = await TestHub.start({
+      tools: { match_therapists: matchTherapists, quick_report: quickTimeout, retired: matchTherapists },
+    });
     toolsDir = hub.config.toolsDir;
     // A second process on the same database, Redis and folder that does not watch the folder: only the
     // request relayed over Redis can reload it.
@@ -69,18 +71,20 @@ describe("tool files while the hub runs", () => {
     const cancelledLater = await start(conversation, "match_therapists", { reason: "before", area: "Ñuñoa" });
     const resultLater = await start(conversation, "match_therapists", { reason: "result later", area: "Ñuñoa" });
     const timesOut = await start(conversation, "quick_report", { topic: "before the edit" });
+    const ofRetired = await start(conversation, "retired", { reason: "its tool is removed", area: "Ñuñoa" });
 
     // The folder is edited: a tool changed (no cancel request, another mapping), one new, one lengthened.
     write("match_therapists", editedMatch);
     write("quick_report", editedQuick);
     write("quote", quote);
+    rmSync(path.join(toolsDir, "retired.yml"));
     await eventually(
       async () => (await toolNames(hub.url)).includes("quote"),
       "the watching process to load the new tool",
     );
     expect(hub.ctx.lastToolReload()).toMatchObject({ outcome: "applied", trigger: "files changed" });
     // The sibling does not watch: it still has the old set until asked.
-    expect(await toolNames(sibling!.url!)).toEqual(["match_therapists", "quick_report"]);
+    expect(await toolNames(sibling!.url!)).toEqual(["match_therapists", "quick_report", "retired"]);
     const reloaded = await cli(["tools", "reload"]);
     expect(reloaded.code, reloaded.stderr).toBe(0);
     expect(reloaded.stdout).toContain("tool files reloaded");
@@ -133,6 +137,15 @@ describe("tool files while the hub runs", () => {
       body: { ok: true },
     });
     expect((await job(resultLater)).result).toEqual({ message: "2 found", data: { therapists } });
+    // Even a job whose tool the edit removed.
+    // (its mapping keeps `therapists` only: without it, `total` would pass through)
+    expect(await backend.post(ofRetired, { result: "ok", message: "2 found", data: { therapists, total: 2 } })).toEqual(
+      {
+        status: 200,
+        body: { ok: true },
+      },
+    );
+    expect((await job(ofRetired)).result).toEqual({ message: "2 found", data: { therapists } });
     expect((await job(mappedAfter)).result).toEqual({ message: "2 found", data: { first: "Ana" } });
 
     // A broken file: the set in force stays, and the log, /readyz, the metric and the command say why.

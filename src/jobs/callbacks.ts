@@ -125,12 +125,12 @@ export async function handleCallback(
 }
 
 /**
- * A result: one statement commits it (the job ended, its entry, its input) when the token names the tool;
- * an older token without it reads the job first. It is mapped by the definition the job started with: the
- * commit carries the loaded tool's version and finds no running job when the job's own differs (the tool
- * files were reloaded since); the job is then read and the result mapped by the job's own definition. Only
- * when no commit finds the job running is it read, to tell a duplicate (or a different result) from a job
- * that ended otherwise.
+ * A result: one statement commits it (the job ended, its entry, its input) when the token names a loaded
+ * tool; an older token without it, or a tool a reload removed, reads the job first. It is mapped by the
+ * definition the job started with: the commit carries the loaded tool's version and finds no running job
+ * when the job's own differs (the tool files were reloaded since); the job is then read and the result
+ * mapped by the job's own definition. Only when no commit finds the job running is it read, to tell a
+ * duplicate (or a different result) from a job that ended otherwise.
  */
 async function handleResult(
   ctx: CallbackDeps,
@@ -139,12 +139,13 @@ async function handleResult(
   body: Extract<CallbackBody, { result: unknown }>,
 ): Promise<CallbackAnswer> {
   const sql = ctx.ingestSql;
-  const known = claimedTool ? undefined : await committed(readJob(sql, jobId));
-  if (!claimedTool && !known) throw await committed(missingJob(sql, jobId, unknownJob));
+  // Read first when the token does not name the tool, or names one no longer loaded (a reload removed it).
+  const loaded = claimedTool ? ctx.tools.get(claimedTool) : undefined;
+  const known = loaded ? undefined : await committed(readJob(sql, jobId));
+  if (!loaded && !known) throw await committed(missingJob(sql, jobId, unknownJob));
   const tool = claimedTool ?? known!.tool;
   const ok = body.result === "ok";
   const at = ctx.now();
-  const loaded = ctx.tools.get(tool);
   // With the job read, its own definition; else the loaded one, checked against the job's version.
   const first = known
     ? { definition: jobTool(ctx.tools, known), version: null }
