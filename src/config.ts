@@ -42,6 +42,8 @@ export interface Config {
   queuePrefix: string;
   role: "web" | "worker" | "all";
   toolsDir: string;
+  /** Whether this process watches `toolsDir` and reloads the tools on a change (TOOLS_WATCH). */
+  toolsWatch: boolean;
   /** Where the `hub` command asks a running hub: HUB_URL, else http://localhost:$PORT. */
   hubUrl: string;
   logLevel: string;
@@ -209,6 +211,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     queuePrefix: env.QUEUE_PREFIX,
     role: env.HUB_ROLE,
     toolsDir: path.resolve(env.TOOLS_DIR),
+    toolsWatch: env.TOOLS_WATCH === "true",
     hubUrl: (env.HUB_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, ""),
     logLevel: env.LOG_LEVEL,
     secrets,

@@ -20,6 +20,7 @@ import type { Metrics } from "./metrics.js";
 import type { Realtime } from "./realtime.js";
 import type { Push } from "./push/push.js";
 import type { ToolRegistry } from "./tools/load-tools.js";
+import type { ReloadOutcome } from "./tools/tool-reload.js";
 
 export interface HubContext {
   config: Config;
@@ -43,7 +44,12 @@ export interface HubContext {
   queues: Queues;
   /** Requests waiting for a job to end, woken from any process. */
   jobWaiters: JobWaiters;
+  /** The tools in force: a reload of the tool files replaces the set (src/tools/tool-reload.ts). */
   tools: ToolRegistry;
+  /** Reloads the tool files here and asks every other process to; `processes`: how many heard (null: Redis did not answer). */
+  reloadTools(): Promise<ReloadOutcome & { processes: number | null }>;
+  /** The last reload of the tool files, none since the start: undefined. */
+  lastToolReload(): ReloadOutcome | undefined;
   realtime: Realtime;
   metrics: Metrics;
   agent: AgentPort;

@@ -45,6 +45,8 @@ import { demoBackendKey } from "./demo/demo-backend.js";
 import { databaseStartError, listenStartError } from "./start-up-errors.js";
 import { loadTools, ToolFileError } from "./tools/load-tools.js";
 import { toolEnvHas } from "./tools/tool-env.js";
+import { toolReloader } from "./tools/tool-reload.js";
+import { relayToolReloads } from "./tools/tool-reload-relay.js";
 
 /** How long in-flight HTTP requests, and then running turns, may take to finish on stop. */
 const DRAIN_HTTP_MS = 2500;
@@ -93,6 +95,17 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
     );
 
   const metrics = createMetrics();
+  // The set in force for the hub's lifetime; a change in the folder (or `hub tools reload`) replaces it.
+  const reloader = toolReloader({
+    dir: config.toolsDir,
+    check: { envHas: toolEnvHas(env) },
+    initial: tools,
+    log,
+    counted: (outcome) => {
+      metrics.toolReloads.inc({ outcome });
+      metrics.toolFilesRefused.set(outcome === "refused" ? 1 : 0);
+    },
+  });
   // Every Redis connection of this process: an outage is logged once when it starts and once when it ends;
   // in between, each connection lost (and each that ioredis gave up on and the hub opened again) is counted.
   const redisWatch = createRedisWatch({
@@ -147,6 +160,14 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
     prefix: queues.prefix,
     onError: (error) => warnRepeated(`job-events:${errorKey(error)}`, { err: error }, "job event not relayed"),
   });
+  const toolReloads = relayToolReloads({
+    reloader,
+    redis: queues.redis,
+    redisTarget: config.redis,
+    watch: redisWatch,
+    prefix: queues.prefix,
+    onError: (error) => warnRepeated(`tool-reloads:${errorKey(error)}`, { err: error }, "tool reload not relayed"),
+  });
   const jobWaiters = createJobWaiters({
     changes,
     relayed: jobEvents.ready,
@@ -165,7 +186,16 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
     warnRepeated,
     jobWaiters,
     queues,
-    tools,
+    tools: reloader.tools,
+    async reloadTools() {
+      const outcome = await reloader.reload("command");
+      const processes = await toolReloads.announce().catch((error: unknown) => {
+        log.warn({ err: error }, "the other processes were not asked to reload their tool files (Redis)");
+        return null;
+      });
+      return { ...outcome, processes };
+    },
+    lastToolReload: () => reloader.last(),
     realtime,
     metrics,
     agent: config.agent
@@ -174,7 +204,7 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
         ? llmAgent(config.llm, () => ctx)
         : builtInComposer({
             // The demo behaviour needs this very context; it is only called once the hub runs.
-            startSearch: tools.has(DEMO_TOOL)
+            startSearch: reloader.tools.has(DEMO_TOOL)
               ? (conversationId, args) => startDemo(ctx, conversationId, args)
               : undefined,
           }),
@@ -208,6 +238,7 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
       // Nothing else has started yet: let go of what has, so the process can say why and exit.
       stopForwarding();
       jobEvents.stop();
+      toolReloads.stop();
       backlog.stop();
       await realtime.close().catch(() => undefined);
       await queues.close().catch(() => undefined);
@@ -234,6 +265,8 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
     if (config.events.endpoints.length > 0)
       eventSender = startEventSender({ ...ctx, events: config.events, sql: database.eventsSql });
   }
+  // Each process watches its tool folder: a change is reloaded here, whichever process saw it first.
+  if (config.toolsWatch) reloader.watch();
   log.info(
     {
       role: config.role,
@@ -287,6 +320,8 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
       stopWidgetForwarding();
       stopCatchUp();
       jobEvents.stop();
+      reloader.stop();
+      toolReloads.stop();
       backlog.stop();
       await realtime.close();
       await boundedWait(queues.close(), STOP_WAIT_MS, () => queues.redis.disconnect());

@@ -1,5 +1,5 @@
 // Prometheus metrics, one registry per hub (several hubs can share a process in tests).
-import { Counter, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 
 export function createMetrics() {
   const registry = new Registry();
@@ -11,6 +11,26 @@ export function createMetrics() {
     callbacks: counter("hub_callbacks_total", "Tool-backend callbacks by answer", ["outcome"]),
     jobsStarted: counter("hub_jobs_started_total", "Tool calls by outcome", ["tool", "outcome"]),
     jobsEnded: counter("hub_jobs_ended_total", "Jobs ended, by final status", ["tool", "status"]),
+    cancelRequests: counter(
+      "hub_cancel_requests_total",
+      "Cancel requests sent to backends, by answer: delivered (below 400), not_found (404), refused (other 4xx), failed (5xx, no answer; sent again)",
+      ["tool", "outcome"],
+    ),
+    correctedResults: counter(
+      "hub_corrected_results_total",
+      "Results (or errors) posted after their job had ended with a different one: recorded, the first kept",
+      ["tool"],
+    ),
+    toolReloads: counter(
+      "hub_tool_reloads_total",
+      "Reloads of the tool files: applied, unchanged, or refused (a broken file; the previous set stays in force)",
+      ["outcome"],
+    ),
+    toolFilesRefused: new Gauge({
+      name: "hub_tool_files_refused",
+      help: "1 while the last reload of the tool files was refused (the previous tools are in force), else 0",
+      registers: [registry],
+    }),
     deliveries: counter(
       "hub_deliveries_total",
       "Routing decisions by channel and decision: live, stored, sent, template, awaiting_reply, held, failed",

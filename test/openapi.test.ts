@@ -145,6 +145,7 @@ describe("the OpenAPI document", () => {
     await call("GET", `/jobs/${jobId}`, "/jobs/{id}");
     await call("POST", `/jobs/${jobId}/cancel`, "/jobs/{id}/cancel");
     await call("GET", "/tools", "/tools");
+    await call("POST", "/tools/reload", "/tools/reload");
 
     const waiting = await call("POST", `/conversations/${id}/tool-calls`, `${conversation}/tool-calls`, {
       tool: "match_approved",

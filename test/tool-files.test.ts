@@ -12,6 +12,7 @@ import { jsonPathProblem } from "../src/tools/json-path.js";
 import { loadTools, parseToolFile, ToolFileError } from "../src/tools/load-tools.js";
 import { mapResponse } from "../src/tools/map-response.js";
 import { renderCancelRequest, renderMessageRequest, renderToolRequest } from "../src/tools/render-request.js";
+import { renderTemplate } from "../src/delivery/template.js";
 import { matchTherapists, matchWithMessages } from "./support/tool-files.js";
 
 function toolsDir(files: Record<string, string>): string {
@@ -251,5 +252,187 @@ describe("rendering a tool's requests", () => {
     });
     expect(mapResponse({}, body)).toEqual({ message: "2 found", data: body.data });
     expect(mapResponse({ missing: "$.data.nothing" }, body)).toEqual({ message: "2 found", data: { missing: null } });
+  });
+});
+
+describe("placeholders, each recognised whole", () => {
+  const asyncTool = (patch: (text: string) => string = (text) => text) =>
+    patch(`
+description: Quotes a job.
+parameters: { type: object, properties: { reason: { type: string } } }
+async:
+  cancel:
+    method: DELETE
+    path: /jobs/$job.id
+  whatsapp_template:
+    name: results_ready
+    language: en
+    components:
+      - type: body
+        parameters: ["$contact.name", { type: text, text: "$result.message" }, "$tool.name"]
+request:
+  base_url: "$env.CLINIC_API"
+  path: /quote
+  headers:
+    Authorization: "Bearer $env.CLINIC_API_KEY"
+  body:
+    reason:
+`);
+  const problemsOf = (text: string, name = "quote") => {
+    const parsed = parseToolFile(name, `tools/${name}.yml`, text);
+    return "problems" in parsed ? parsed.problems : [];
+  };
+
+  it.each([
+    [
+      "$job.identifier in the cancel path",
+      "path: /jobs/$job.id",
+      "path: /jobs/$job.identifier",
+      "async.cancel.path",
+      "$job.identifier",
+    ],
+    [
+      "$job.idx in the cancel path",
+      "path: /jobs/$job.id",
+      "path: /jobs/$job.idx/cancel",
+      "async.cancel.path",
+      "$job.idx",
+    ],
+    [
+      "$job.tool (not a field the hub fills)",
+      "path: /jobs/$job.id",
+      "path: /jobs/$job.tool",
+      "async.cancel.path",
+      "$job.tool",
+    ],
+    ["a bare $env", 'Bearer $env.CLINIC_API_KEY"', 'Bearer $env"', "request.headers.Authorization", "$env"],
+    [
+      "$args.reason in the body",
+      "    reason:\n",
+      '    reason: "$args.reason"\n',
+      "request.body.reason",
+      "$args.reason",
+    ],
+    ["$foo.bar in the path", "path: /quote", "path: /quote/$foo.bar", "request.path", "$foo.bar"],
+    [
+      "$result.messages in a template",
+      '"$result.message"',
+      '"$result.messages"',
+      "async.whatsapp_template.components.0.parameters.1.text",
+      "$result.messages",
+    ],
+    [
+      "$contact.phone in a template",
+      '"$contact.name"',
+      '"$contact.phone"',
+      "async.whatsapp_template.components.0.parameters.0",
+      "$contact.phone",
+    ],
+    [
+      "$env.X in a template",
+      '"$tool.name"',
+      '"$env.CLINIC_API_KEY"',
+      "async.whatsapp_template.components.0.parameters.2",
+      "$env.CLINIC_API_KEY",
+    ],
+  ])("%s is refused, naming the file, the field and the placeholder", (_what, from, to, key, placeholder) => {
+    const text = asyncTool((file) => file.replace(from, to));
+    expect(text).not.toBe(asyncTool());
+    expect(problemsOf(text)).toEqual([
+      {
+        file: "tools/quote.yml",
+        key,
+        reason: expect.stringContaining(`${placeholder} is not a placeholder the hub fills here`),
+      },
+    ]);
+  });
+
+  it("$job.id in a normal tool's request is refused: a normal tool has no job", () => {
+    const sync = asyncTool((file) =>
+      file
+        .replace(/async:\n( {2}.*\n| {4}.*\n| {6}.*\n| {8}.*\n)+/, "")
+        .replace("path: /quote", "path: /quote/$job.id"),
+    );
+    expect(sync).not.toContain("async");
+    expect(problemsOf(sync)).toEqual([
+      { file: "tools/quote.yml", key: "request.path", reason: expect.stringContaining("a normal tool has no job") },
+    ]);
+  });
+
+  it("every accepted placeholder renders, and text that is not one stays as written", () => {
+    const jobId = "6f1c0000-0000-4000-8000-000000000002";
+    const text = asyncTool((file) =>
+      file
+        .replace("path: /quote", "path: /v2/$env.API_VERSION/quote/$job.id")
+        .replace("path: /jobs/$job.id", "path: /jobs/$job.id/cancel.$env.API_VERSION")
+        .replace(
+          "    reason:\n",
+          '    reason:\n    job: "$job.id"\n    tag: "$env.API_VERSION-beta"\n    price: "$5 or $USD, see $.data"\n    nested: { list: ["$env.CLINIC_API_KEY", "x$job.id"] }\n',
+        ),
+    );
+    const parsed = parseToolFile("quote", "tools/quote.yml", text);
+    if (!("tool" in parsed)) throw new Error(JSON.stringify(parsed.problems));
+    const lookup = env({ CLINIC_API: "http://clinic.test/", CLINIC_API_KEY: "k1", API_VERSION: "v7" });
+    const request = renderToolRequest(parsed.tool, { reason: "anxiety" }, lookup, jobId);
+    const cancel = renderCancelRequest(parsed.tool, jobId, lookup);
+    const rows = [
+      ["$env.NAME in base_url", new URL(request.url).origin, "http://clinic.test"],
+      ["$env.NAME and $job.id in the request path", new URL(request.url).pathname, `/v2/v7/quote/${jobId}`],
+      ["$env.NAME in a header", request.headers.Authorization, "Bearer k1"],
+      ["$job.id in the body", JSON.parse(request.body!).job, jobId],
+      ["$env.NAME followed by other text", JSON.parse(request.body!).tag, "v7-beta"],
+      ["$ that is no placeholder", JSON.parse(request.body!).price, "$5 or $USD, see $.data"],
+      ["nested body values", JSON.parse(request.body!).nested, { list: ["k1", `x${jobId}`] }],
+      ["a body key with no value: the argument", JSON.parse(request.body!).reason, "anxiety"],
+      ["$job.id and $env.NAME in the cancel path", cancel?.url, `http://clinic.test/jobs/${jobId}/cancel.v7`],
+      ["the cancel request's headers", cancel?.headers, { Authorization: "Bearer k1", "X-Vatio-Job-Id": jobId }],
+    ];
+    for (const [what, got, expected] of rows) expect(got, what as string).toEqual(expected);
+    const template = renderTemplate(parsed.tool.async!.template!, {
+      "result.message": "2 found",
+      "tool.name": "quote",
+      "contact.name": "Ana",
+    });
+    expect((template.components?.[0] as { parameters?: unknown } | undefined)?.parameters).toEqual([
+      { type: "text", text: "Ana" },
+      { type: "text", text: "2 found" },
+      { type: "text", text: "quote" },
+    ]);
+  });
+
+  it("`hub tools check` and the hub's start refuse $job.identifier, naming the file, the field and the placeholder", async () => {
+    const broken = matchTherapists.replace("path: /vatio/jobs/$job.id", "path: /vatio/jobs/$job.identifier");
+    const dir = toolsDir({ "match_therapists.yml": broken });
+    const checked = spawnSync(process.execPath, ["bin/hub.js", "tools", "check", dir], {
+      encoding: "utf8",
+      env: { ...process.env, LOG_LEVEL: "silent", CLINIC_API: "http://127.0.0.1:9", CLINIC_API_KEY: "k" },
+    });
+    expect(checked.status).toBe(1);
+    expect(checked.stdout).toContain(
+      "match_therapists.yml: async.cancel.path: $job.identifier is not a placeholder the hub fills here",
+    );
+    const config = loadConfig({
+      TOOLS_DIR: dir,
+      DATA_DIR: mkdtempSync(path.join(tmpdir(), "hub-data-")),
+      LOG_LEVEL: "silent",
+    });
+    const saved = { api: process.env.CLINIC_API, key: process.env.CLINIC_API_KEY };
+    process.env.CLINIC_API = "http://127.0.0.1:9";
+    process.env.CLINIC_API_KEY = "k";
+    try {
+      const refused = await startHub(config).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(refused).toBeInstanceOf(ToolFileError);
+      expect((refused as ToolFileError).message).toContain(
+        "match_therapists.yml: async.cancel.path: $job.identifier is not a placeholder the hub fills here",
+      );
+    } finally {
+      if (saved.api === undefined) delete process.env.CLINIC_API;
+      else process.env.CLINIC_API = saved.api;
+      if (saved.key === undefined) delete process.env.CLINIC_API_KEY;
+      else process.env.CLINIC_API_KEY = saved.key;
+    }
   });
 });

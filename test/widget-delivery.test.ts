@@ -139,6 +139,8 @@ describe("delivering to the widget", () => {
         attempt: 1,
         rerunOf: null,
         rerunAs: null,
+        correctedResult: null,
+        correctedAt: null,
         createdAt: expect.any(String),
         endedAt: null,
       },

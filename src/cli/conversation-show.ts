@@ -54,6 +54,11 @@ function jobLines(job: JobView, options: RenderOptions): string[] {
     lines.push(`    progress${progress.notify ? " (notify)" : ""}: ${progress.text}`);
   if (job.result !== null && job.result !== undefined) lines.push(`    result: ${summary(job.result)}`);
   if (job.error) lines.push(`    error: ${job.error}`);
+  // A backend that posted another outcome after this one: the first stands, the other is shown, not lost.
+  if (job.correctedAt)
+    lines.push(
+      `    a different result came after the job had ended (${job.correctedAt}), not given: ${summary(job.correctedResult)}`,
+    );
   if (job.status === "running" && options.callbackUrl) lines.push(`    callback: ${options.callbackUrl(job)}`);
   return lines;
 }

@@ -1,4 +1,4 @@
-// The `hub` command: `hub chat`, `hub chat show`, `hub tools check [dir]`, `hub conversation show <id>`,
+// The `hub` command: `hub chat`, `hub chat show`, `hub tools check [dir]`, `hub tools reload`, `hub conversation show <id>`,
 // `hub erase`, `hub data prune [--dry-run]`, `hub help`.
 import { parseArgs } from "node:util";
 import { ConfigError, configuredToolsDir, loadConfig, toolEnvironment } from "../config.js";
@@ -13,6 +13,7 @@ import { CliError } from "./cli-error.js";
 import { readTimeline } from "./read-timeline.js";
 import { terminalText } from "./terminal-text.js";
 import { dataPrune } from "./data-prune.js";
+import { reloadTools } from "./tools-reload.js";
 
 const usage = `usage:
   hub chat ["text"] [--new] [--conversation <id>] [--timeout 10m]
@@ -24,6 +25,9 @@ const usage = `usage:
                                   callback URL when this folder or CALLBACK_SECRET holds the hub's secret
   hub tools check [dir]           validate tool files (default: TOOLS_DIR or ./tools); exits 1 on any
                                   problem, on a missing folder and on a folder with no tool file
+  hub tools reload                ask the running hub (HUB_URL, with HUB_API_KEY) to read its tool files
+                                  again, in every process; exits 1 when a file has a problem (the
+                                  previous tools stay in force) or no hub answers
   hub conversation show <id>      print a conversation's timeline, jobs and delivery decisions
                                   (asks the running hub at HUB_URL, default http://localhost:$PORT;
                                   with no hub running, reads the database itself); exits 1 on an unknown id
@@ -43,6 +47,8 @@ async function run(args: string[]): Promise<number> {
     return 0;
   }
   if (group === "tools" && command === "check" && rest.length === 0) return checkTools(arg ?? configuredToolsDir());
+  if (group === "tools" && command === "reload" && arg === undefined)
+    return reloadTools(loadConfig(), (line) => process.stdout.write(`${terminalText(line)}\n`));
   if (group === "chat" && command === "show" && rest.length === 0) return showChat(arg);
   if (group === "chat") return runChat(args.slice(1));
   if (group === "erase") return runErase(args.slice(1));

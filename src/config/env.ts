@@ -40,6 +40,8 @@ export const envSchema = z.object({
   QUEUE_PREFIX: z.string().default("hub"),
   HUB_ROLE: z.enum(["web", "worker", "all"]).default("all"),
   TOOLS_DIR: z.string().default("./tools"),
+  // Whether each process watches TOOLS_DIR and reloads on a change (off: only `hub tools reload` does).
+  TOOLS_WATCH: z.enum(["true", "false"]).default("true"),
   // Where the `hub` command asks a running hub (also `$env.HUB_URL` in tool files).
   HUB_URL: optional,
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),

@@ -17,6 +17,7 @@ import { headerComponent, headerFile, markHeaderGiven, withoutHeaderFile } from 
 import { attachmentsOf, type Attachment } from "../conversations/attachments.js";
 import type { ConversationRow, MessageRow } from "./rows.js";
 import { route, type RouteConversation } from "./route.js";
+import { jobTool } from "../tools/tool-definition.js";
 
 /** A conversation changing under the same message more often than this is not worth chasing further. */
 const MAX_REROUTES = 5;
@@ -177,7 +178,10 @@ async function templateFor(
   message: MessageRow,
 ): Promise<{ template: TemplateMessage; header?: Attachment } | undefined> {
   const job = await ctx.delivery.jobOf(message);
-  const own = job ? ctx.tools.get(job.tool)?.async?.template : undefined;
+  // The template of the definition the job started with, whatever a reload changed since.
+  const own = job
+    ? jobTool(ctx.tools, { tool: job.tool, toolDefinition: job.toolDefinition ?? null })?.async?.template
+    : undefined;
   const files = attachmentsOf(job?.attachments).length
     ? attachmentsOf(job?.attachments)
     : attachmentsOf(message.attachments);

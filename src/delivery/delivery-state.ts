@@ -32,6 +32,8 @@ export interface MessageJob {
   result: unknown;
   error: string | null;
   attachments?: unknown;
+  /** The tool's definition when the job started (its template), null for a job recorded before they were kept. */
+  toolDefinition?: unknown;
 }
 
 /** What routing one message came to, as recorded on it. */

@@ -3,6 +3,7 @@
 // $contact.name; a parameter written as a plain string is a text parameter.
 import type { WhatsappTemplate } from "../tools/tool-file.js";
 import type { TemplateMessage } from "./channel-port.js";
+import { fillPlaceholders } from "../tools/placeholders.js";
 
 export interface TemplateVariables {
   "result.message": string;
@@ -10,10 +11,10 @@ export interface TemplateVariables {
   "contact.name": string;
 }
 
+/** Each placeholder whole (`$result.messages` is not `$result.message`: a tool file that has it does not load). */
 function fill(text: string, vars: TemplateVariables): string {
-  return text.replace(
-    /\$(result\.message|tool\.name|contact\.name)/g,
-    (_m, name: keyof TemplateVariables) => vars[name],
+  return fillPlaceholders(text, (namespace, name) =>
+    name === undefined ? undefined : (vars as unknown as Record<string, string | undefined>)[`${namespace}.${name}`],
   );
 }
 

@@ -11,8 +11,11 @@ import { mapResponse } from "../tools/map-response.js";
 import { attachmentsSchema, requireHttpsInProduction } from "../conversations/attachments.js";
 import type { CallbackClaim } from "./callback-token.js";
 import { missingJob } from "../conversations/erased.js";
-import { commitProgress, readJob, readJobWithControl } from "./job-store.js";
-import { commitResult } from "./result-commit.js";
+import { commitProgress, readJob, readJobWithControl, recordCorrectedResult } from "./job-store.js";
+import { commitResult, type ResultCommit } from "./result-commit.js";
+import type { JobRow } from "./job-row.js";
+import { jobTool, type ToolDefinition } from "../tools/tool-definition.js";
+import canonicalize from "canonicalize";
 
 export const PROGRESS_KEPT = 50;
 export const NOTIFY_LIMIT = 16;
@@ -51,7 +54,8 @@ export function parseCallbackBody(body: unknown): CallbackBody {
   return parsed.data;
 }
 
-export type CallbackAnswer = { ok: true; duplicate?: true };
+/** `differs`: a result posted after the job ended with a different one (recorded; the first is kept). */
+export type CallbackAnswer = { ok: true; duplicate?: true; differs?: true };
 
 const jobEnded = (status: string) => new HubError(409, "job_ended", `the job has ended (${status})`);
 export const unknownJob = () => new HubError(404, "not_found", "unknown or expired callback");
@@ -121,9 +125,12 @@ export async function handleCallback(
 }
 
 /**
- * A result: one statement commits it (the job ended, its entry, its input) when the token names the tool;
- * an older token without it reads the job first. Only when the commit finds the job no longer running is it
- * read, to tell a duplicate from a job that ended otherwise.
+ * A result: one statement commits it (the job ended, its entry, its input) when the token names a loaded
+ * tool; an older token without it, or a tool a reload removed, reads the job first. It is mapped by the
+ * definition the job started with: the commit carries the loaded tool's version and finds no running job
+ * when the job's own differs (the tool files were reloaded since); the job is then read and the result
+ * mapped by the job's own definition. Only when no commit finds the job running is it read, to tell a
+ * duplicate (or a different result) from a job that ended otherwise.
  */
 async function handleResult(
   ctx: CallbackDeps,
@@ -132,36 +139,31 @@ async function handleResult(
   body: Extract<CallbackBody, { result: unknown }>,
 ): Promise<CallbackAnswer> {
   const sql = ctx.ingestSql;
-  const known = claimedTool ? undefined : await committed(readJob(sql, jobId));
-  if (!claimedTool && !known) throw await committed(missingJob(sql, jobId, unknownJob));
+  // Read first when the token does not name the tool, or names one no longer loaded (a reload removed it).
+  const loaded = claimedTool ? ctx.tools.get(claimedTool) : undefined;
+  const known = loaded ? undefined : await committed(readJob(sql, jobId));
+  if (!loaded && !known) throw await committed(missingJob(sql, jobId, unknownJob));
   const tool = claimedTool ?? known!.tool;
   const ok = body.result === "ok";
   const at = ctx.now();
-  const mapped = ok ? mapResponse(ctx.tools.get(tool)?.respond ?? {}, body) : null;
-  const errorText = ok ? null : (body.message ?? "The job failed.");
-  // A failure's files are not the person's: only a result carries them on.
-  const attachments = ok && body.attachments?.length ? body.attachments : null;
-  const entry = await committed(
-    commitResult(sql, {
-      jobId,
-      status: ok ? "succeeded" : "failed",
-      mapped,
-      error: errorText,
-      text: ok ? (mapped?.message ?? null) : errorText,
-      attachments,
-      payload: ok
-        ? { result: mapped, ...(attachments ? { attachments } : {}) }
-        : { reason: "error", message: errorText },
-      at,
-      expiresAt: expiresAtFor(ctx.tools.get(tool), at),
-    }),
-  );
+  // With the job read, its own definition; else the loaded one, checked against the job's version.
+  const first = known
+    ? { definition: jobTool(ctx.tools, known), version: null }
+    : { definition: loaded, version: loaded?.version ?? null };
+  let entry = await committed(commitResult(sql, resultCommit(jobId, first.definition, body, at, first.version)));
+  let now: JobRow | undefined;
+  if (!entry) {
+    now = await committed(readJob(sql, jobId));
+    if (now?.status === "running" && first.version !== null) {
+      entry = await committed(commitResult(sql, resultCommit(jobId, jobTool(ctx.tools, now), body, at, null)));
+      if (!entry) now = await committed(readJob(sql, jobId));
+    }
+  }
   if (!entry) {
     // Not running: a duplicate of a result already committed, or a job a timeout or a cancel ended.
-    const now = await committed(readJob(sql, jobId));
     // Gone: its conversation was erased (410, the result is never delivered), or it never was.
     if (!now) throw await committed(missingJob(sql, jobId, unknownJob));
-    if (now.status === "succeeded" || now.status === "failed") return { ok: true, duplicate: true };
+    if (now.status === "succeeded" || now.status === "failed") return answerRepost(ctx, now, body);
     throw jobEnded(now.status);
   }
   const log = { conversation_id: entry.conversationId, job_id: jobId, tool };
@@ -181,4 +183,67 @@ async function handleResult(
   });
   ctx.metrics.jobsEnded.inc({ tool, status: ok ? "succeeded" : "failed" });
   return { ok: true };
+}
+
+/** What a result callback commits, mapped by the job's definition. */
+function resultCommit(
+  jobId: string,
+  definition: ToolDefinition | undefined,
+  body: Extract<CallbackBody, { result: unknown }>,
+  at: Date,
+  toolVersion: string | null,
+): ResultCommit {
+  const ok = body.result === "ok";
+  const mapped = ok ? mapResponse(definition?.respond ?? {}, body) : null;
+  const errorText = ok ? null : (body.message ?? "The job failed.");
+  // A failure's files are not the person's: only a result carries them on.
+  const attachments = ok && body.attachments?.length ? body.attachments : null;
+  return {
+    jobId,
+    status: ok ? "succeeded" : "failed",
+    mapped,
+    error: errorText,
+    text: ok ? (mapped?.message ?? null) : errorText,
+    attachments,
+    payload: ok ? { result: mapped, ...(attachments ? { attachments } : {}) } : { reason: "error", message: errorText },
+    at,
+    expiresAt: expiresAtFor(definition, at),
+    toolVersion,
+  };
+}
+
+/** The outcome a job holds or a repost carries, as canonical JSON (no `undefined` keys, keys in order). */
+function outcomeJson(outcome: { status: string; result: unknown; error: string | null; attachments: unknown }): string {
+  return canonicalize(JSON.parse(JSON.stringify(outcome)) as unknown) ?? "";
+}
+
+/**
+ * A result for a job that already ended with one: a duplicate (200: retries are safe). When it differs from
+ * the one the job ended with, the first is kept — the person may have been given it — and the new one is
+ * recorded on the job (`correctedResult`, shown by `hub chat show` and `GET /v1/jobs/{id}`) and logged, so
+ * that it is seen rather than dropped without a word.
+ */
+async function answerRepost(
+  ctx: CallbackDeps,
+  job: JobRow,
+  body: Extract<CallbackBody, { result: unknown }>,
+): Promise<CallbackAnswer> {
+  // Cleared by retention: nothing left to compare with.
+  if (job.dataClearedAt) return { ok: true, duplicate: true };
+  const repost = resultCommit(job.id, jobTool(ctx.tools, job), body, ctx.now(), null);
+  const held = { status: job.status, result: job.result, error: job.error, attachments: job.attachments };
+  const posted = {
+    status: repost.status,
+    result: repost.status === "succeeded" ? repost.mapped : null,
+    error: repost.error,
+    attachments: repost.attachments ?? null,
+  };
+  if (outcomeJson(held) === outcomeJson(posted)) return { ok: true, duplicate: true };
+  await committed(recordCorrectedResult(ctx.ingestSql, job.id, posted, ctx.now()));
+  ctx.metrics.correctedResults.inc({ tool: job.tool });
+  ctx.log.warn(
+    { conversation_id: job.conversationId, job_id: job.id, tool: job.tool, status: posted.status },
+    "a different result was posted after the job had ended: the first is kept, the new one recorded on the job",
+  );
+  return { ok: true, duplicate: true, differs: true };
 }

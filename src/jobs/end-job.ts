@@ -3,6 +3,7 @@
 // job of a tool that may run again is started again instead (rerun.ts).
 import type { JobDeps } from "./job-deps.js";
 import { expiresAtFor } from "../tools/result-expiry.js";
+import { jobTool } from "../tools/tool-definition.js";
 import { afterCommit } from "../delivery/effects.js";
 import { enqueueCancelRequest } from "./cancel-requests.js";
 import { commitEnd, readJob } from "./job-store.js";
@@ -28,14 +29,15 @@ export async function endJob(
   const at = ctx.now();
   const job = await readJob(ctx.sql, jobId);
   if (!job || job.status !== "running") return { job, ended: false };
-  const tool = ctx.tools.get(job.tool);
+  // The definition the job started with, whatever a reload of the tool files changed since.
+  const tool = jobTool(ctx.tools, job);
   if (reason === "timeout" && mayRunAgain(tool, job)) return runAgain(ctx, job, tool!);
   const ended = await commitEnd(ctx.sql, {
     job,
     status,
     reason,
     text,
-    cancelRequest: ctx.tools.get(job.tool)?.async?.cancel ? "pending" : "not_declared",
+    cancelRequest: tool?.async?.cancel ? "pending" : "not_declared",
     by: by ?? null,
     agent,
     at,

@@ -23,7 +23,7 @@ export interface JobDeps {
   changes: Changes;
   turns: TurnRequester;
   queues: Pick<Queues, "cancels" | "isReady" | "bullmqPrefix" | "workerConnection">;
-  metrics: Pick<Metrics, "jobsStarted" | "jobsEnded">;
+  metrics: Pick<Metrics, "jobsStarted" | "jobsEnded" | "cancelRequests" | "correctedResults">;
   log: Logger;
   warnRepeated: ThrottledLog;
   now: () => Date;

@@ -34,12 +34,20 @@ export interface JobRow {
   approval: "person" | "team" | null;
   /** What was decided about it: {decision, by, at}; null while it waits (or for none). */
   approvalDecision: unknown;
+  /** The tool's definition when the job started (null for a job recorded before definitions were kept). */
+  toolDefinition: unknown;
+  toolVersion: string | null;
+  /** A different outcome posted after the job ended (the first is kept), and when it came. */
+  correctedResult: unknown;
+  correctedAt: Date | null;
   endedAt: Date | null;
+  /** When retention cleared the ended job's arguments, result and files. */
+  dataClearedAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
 }
 
-const JOB_DATES = ["timeoutAt", "endedAt", "createdAt", "updatedAt"] as const;
+const JOB_DATES = ["timeoutAt", "endedAt", "createdAt", "updatedAt", "correctedAt", "dataClearedAt"] as const;
 
 export function jobFromJson(row: Record<string, unknown>): JobRow {
   const out = { ...row };

@@ -175,6 +175,9 @@ export async function recordStart(
       by: "person" | "team";
       question?: (jobId: string) => { text: string; buttons: unknown[] };
     };
+    /** The tool's definition as it stands now, and its version: the job keeps them whatever a reload changes. */
+    toolDefinition: unknown;
+    toolVersion: string;
   },
 ): Promise<{ job: JobRow; deduplicated: boolean; question?: MessageRow } | "too_many" | "no_conversation" | "erased"> {
   return sql.transaction(async (tx) => {
@@ -192,10 +195,10 @@ export async function recordStart(
          AND status IN ('running', 'awaiting_approval')),
        job AS (
          INSERT INTO "Job" (id, "conversationId", tool, "toolCallId", arguments, "argsHash", "runningKey", "timeoutAt",
-           "createdAt", "updatedAt", status, "startRequest", approval)
+           "createdAt", "updatedAt", status, "startRequest", approval, "toolDefinition", "toolVersion")
          SELECT $3::uuid, $2::uuid, $4, $5, $6::jsonb, $7, $1, $8::timestamp, $9::timestamp, $9::timestamp,
            CASE WHEN $12::text IS NULL THEN 'running' ELSE 'awaiting_approval' END,
-           CASE WHEN $12::text IS NULL THEN 'sent' ELSE 'held' END, $12::text
+           CASE WHEN $12::text IS NULL THEN 'sent' ELSE 'held' END, $12::text, $13::jsonb, $14
          WHERE NOT EXISTS (SELECT 1 FROM existing) AND (SELECT n FROM running) < $10 RETURNING *),
        entry AS (
          INSERT INTO "Message" (id, "conversationId", role, data, "jobId", "toolCallId", "createdAt", "updatedAt")
@@ -217,6 +220,8 @@ export async function recordStart(
         MAX_RUNNING_JOBS,
         randomUUID(),
         start.approval?.by ?? null,
+        json(start.toolDefinition),
+        start.toolVersion,
       ],
     );
     if (row?.existing) return { job: jobFromJson(row.existing), deduplicated: true };
@@ -299,5 +304,16 @@ export async function recordSyncCall(
       json(call.data),
       call.at,
     ],
+  );
+}
+
+/**
+ * A different outcome posted after the job had ended with its own: recorded beside it (the job's result stays
+ * the first), with when it came; a later different one replaces it.
+ */
+export async function recordCorrectedResult(sql: SqlQuery, jobId: string, outcome: unknown, at: Date): Promise<void> {
+  await sql.query(
+    `UPDATE "Job" SET "correctedResult" = $2::jsonb, "correctedAt" = $3, "updatedAt" = $3 WHERE id = $1::uuid`,
+    [jobId, json(outcome), at],
   );
 }

@@ -6,7 +6,18 @@ import type { JobRow } from "./job-row.js";
 /** A job as Prisma or the job store reads it. */
 type AnyJob = Omit<
   JobRow,
-  "status" | "arguments" | "result" | "startRequest" | "attachments" | "approval" | "approvalDecision"
+  | "status"
+  | "arguments"
+  | "result"
+  | "startRequest"
+  | "attachments"
+  | "approval"
+  | "approvalDecision"
+  | "toolDefinition"
+  | "toolVersion"
+  | "correctedResult"
+  | "correctedAt"
+  | "dataClearedAt"
 > & {
   status: string;
   approval?: string | null;
@@ -14,6 +25,8 @@ type AnyJob = Omit<
   arguments: unknown;
   result: unknown;
   attachments?: unknown;
+  correctedResult?: unknown;
+  correctedAt?: Date | null;
 };
 
 export interface JobView {
@@ -39,6 +52,12 @@ export interface JobView {
    * ({decision: approved | refused | timed_out, by, at}; null while it waits). Null for a call that needed none.
    */
   approval: { by: string; decision: unknown } | null;
+  /**
+   * A different result (or error) the backend posted after the job had ended: `{status, result, error,
+   * attachments}`, kept beside the first, which stands. Null when none came.
+   */
+  correctedResult: unknown;
+  correctedAt: string | null;
   createdAt: string;
   endedAt: string | null;
 }
@@ -61,6 +80,8 @@ export function jobView(job: AnyJob, progress: Pick<JobProgress, "text" | "notif
     rerunOf: job.rerunOf,
     rerunAs: job.rerunAs,
     approval: job.approval ? { by: job.approval, decision: job.approvalDecision ?? null } : null,
+    correctedResult: job.correctedResult ?? null,
+    correctedAt: job.correctedAt?.toISOString() ?? null,
     createdAt: job.createdAt.toISOString(),
     endedAt: job.endedAt?.toISOString() ?? null,
   };

@@ -9,7 +9,7 @@ type Json = Record<string, unknown>;
 
 /**
  * Ends a running job that was lost (`timed_out`) and records the job that runs in its place, in one
- * statement: same conversation, tool, arguments and toolCallId, the next attempt, its start call owed
+ * statement: same conversation, tool (the definition the chain started with), arguments and toolCallId, the next attempt, its start call owed
  * (`startRequest: pending`), and the running key handed over so a new start of the same call finds it.
  * The lost job gets a timeline entry ("ran again") and no turn input: the person is told nothing yet.
  * Undefined when the job was not running (a result, a cancel or another process got there first).
@@ -34,10 +34,10 @@ export async function commitRerun(
        WHERE id = $1::uuid AND EXISTS (SELECT 1 FROM before) RETURNING *),
      next AS (
        INSERT INTO "Job" (id, "conversationId", tool, "toolCallId", arguments, "argsHash", "runningKey", "timeoutAt",
-         attempt, "rerunOf", "startRequest", "createdAt", "updatedAt")
+         attempt, "rerunOf", "startRequest", "createdAt", "updatedAt", "toolDefinition", "toolVersion")
        SELECT $4::uuid, "conversationId", tool, "toolCallId", arguments, "argsHash", (SELECT "runningKey" FROM before),
          $5::timestamp, attempt + 1, coalesce("rerunOf", id),
-         'pending', $2, $2
+         'pending', $2, $2, "toolDefinition", "toolVersion"
        FROM lost RETURNING *),
      entry AS (
        INSERT INTO "Message" (id, "conversationId", role, text, data, "jobId", "toolCallId", "createdAt", "updatedAt")

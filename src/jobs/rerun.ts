@@ -13,7 +13,7 @@ import { expiresAtFor } from "../tools/result-expiry.js";
 import { errorKey } from "../log-throttle.js";
 import { mapResponse, type ToolResult } from "../tools/map-response.js";
 import { renderToolRequest } from "../tools/render-request.js";
-import type { Tool } from "../tools/tool-file.js";
+import { jobTool, type ToolDefinition } from "../tools/tool-definition.js";
 import { callBackend } from "./backend-call.js";
 import { callbackUrl } from "./callback-url.js";
 import { enqueueCancelRequest } from "./cancel-requests.js";
@@ -34,7 +34,7 @@ function shortDuration(ms: number): string {
 }
 
 /** Whether a job that ended without a result may run again: its tool asks for it and attempts remain. */
-export function mayRunAgain(tool: Tool | undefined, job: Pick<JobRow, "attempt">): boolean {
+export function mayRunAgain(tool: ToolDefinition | undefined, job: Pick<JobRow, "attempt">): boolean {
   return tool?.async !== undefined && job.attempt <= tool.async.rerunTimes;
 }
 
@@ -42,7 +42,7 @@ export function mayRunAgain(tool: Tool | undefined, job: Pick<JobRow, "attempt">
 export async function runAgain(
   ctx: JobDeps,
   job: JobRow,
-  tool: Tool,
+  tool: ToolDefinition,
 ): Promise<{ job: JobRow | undefined; ended: boolean }> {
   const timeoutMs = tool.async?.timeoutMs ?? 0;
   const committed = await commitRerun(ctx.sql, {
@@ -97,13 +97,14 @@ export async function startOwedRerun(ctx: JobDeps, jobId: string): Promise<void>
 
 async function callRerun(ctx: JobDeps, job: JobRow): Promise<void> {
   const log = ctx.log.child({ conversation_id: job.conversationId, job_id: job.id, tool: job.tool });
-  const tool = ctx.tools.get(job.tool);
+  // The chain's own definition (a re-run carries its first job's), whatever a reload changed since.
+  const tool = jobTool(ctx.tools, job);
   if (!tool?.async) {
     await settle(ctx, job, { ok: false, reason: `the tool ${job.tool} is no longer defined` });
     return;
   }
   const answer = await callBackend(
-    renderToolRequest(tool, job.arguments as Record<string, unknown>, ctx.env),
+    renderToolRequest(tool, job.arguments as Record<string, unknown>, ctx.env, job.id),
     { "X-Vatio-Job-Id": job.id, "X-Vatio-Callback-Url": callbackUrl(ctx, job) },
     ctx.config.toolStartTimeoutMs,
   );
@@ -143,7 +144,7 @@ async function settle(
     text: outcome.ok ? (outcome.mapped.message ?? null) : outcome.reason,
     payload: outcome.ok ? { result: outcome.mapped } : { reason: "error", message: outcome.reason },
     at,
-    expiresAt: expiresAtFor(ctx.tools.get(job.tool), at),
+    expiresAt: expiresAtFor(jobTool(ctx.tools, job), at),
   });
   if (!entry) return;
   ctx.metrics.jobsEnded.inc({ tool: job.tool, status: outcome.ok ? "succeeded" : "failed" });

@@ -19,6 +19,11 @@ export interface ResultCommit {
   at: Date;
   /** When the result becomes stale if it has not been given (the tool's `deliver_within`). */
   expiresAt: Date | null;
+  /**
+   * The tool version the result was mapped by: the job is ended only if it started with that version (or
+   * keeps none). Undefined or null: no check.
+   */
+  toolVersion?: string | null;
 }
 
 // Results that arrive together commit together (src/db/batched.ts): one statement ends every job of the batch
@@ -28,7 +33,7 @@ export interface ResultCommit {
 const COMMIT_RESULTS = `WITH p AS MATERIALIZED (
        SELECT * FROM jsonb_to_recordset($1::jsonb) AS p(n int, "jobId" uuid, status text, result jsonb,
          attachments jsonb, error text, at timestamp, "entryId" uuid, text text, data jsonb, "inputId" uuid,
-         kind text, payload jsonb, "expiresAt" timestamp)),
+         kind text, payload jsonb, "expiresAt" timestamp, "toolVersion" text)),
      first AS MATERIALIZED (SELECT DISTINCT ON ("jobId") * FROM p ORDER BY "jobId", n),
      job AS (
        UPDATE "Job" j SET (status, result, attachments, error, "runningKey", "endedAt", "updatedAt") = (
@@ -36,6 +41,9 @@ const COMMIT_RESULTS = `WITH p AS MATERIALIZED (
        -- By its key only: \`status || ''\` keeps the status index out of the plan (a plan made while every job was
        -- running would walk them all to find these).
        WHERE j.id = ANY($2::uuid[]) AND j.status || '' = 'running'
+         -- Mapped by another definition than the job's own (the tool files were reloaded since): not this way.
+         AND NOT EXISTS (SELECT 1 FROM first f WHERE f."jobId" = j.id AND f."toolVersion" IS NOT NULL
+           AND j."toolVersion" IS NOT NULL AND f."toolVersion" <> j."toolVersion")
        RETURNING j.id, j."conversationId", j.tool, j."toolCallId",
          CASE WHEN j.attempt > 1 THEN jsonb_build_object('attempt', j.attempt, 'rerunOf', j."rerunOf") ELSE '{}' END AS rerun),
      entry AS (
@@ -88,5 +96,6 @@ function resultRow(result: ResultCommit, n: number) {
     kind: ok ? "tool_result" : "tool_failed",
     payload: result.payload,
     expiresAt: result.expiresAt && utcWallTime(result.expiresAt),
+    toolVersion: result.toolVersion ?? null,
   };
 }

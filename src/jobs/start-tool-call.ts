@@ -10,6 +10,7 @@ import { erasedConversation } from "../conversations/erased.js";
 import { mapResponse, type ToolResult } from "../tools/map-response.js";
 import { renderToolRequest } from "../tools/render-request.js";
 import type { Tool } from "../tools/tool-file.js";
+import { definitionOf } from "../tools/tool-definition.js";
 import { callBackend, type BackendAnswer } from "./backend-call.js";
 import { callbackUrl } from "./callback-url.js";
 import { finishImmediately, MAX_RUNNING_JOBS, recordAccepted, recordStart, recordSyncCall } from "./job-store.js";
@@ -81,6 +82,9 @@ export async function startToolCall(
           },
         }
       : {}),
+    // The job keeps the definition it starts with, whatever a reload of the tool files changes later.
+    toolDefinition: definitionOf(tool),
+    toolVersion: tool.version,
   });
   if (started === "no_conversation") throw notFound("conversation");
   if (started === "erased") throw erasedConversation();
@@ -115,7 +119,7 @@ export async function startToolCall(
     return { status: 202, job: jobView(job), message: null };
   }
 
-  const request = renderToolRequest(tool, input.arguments, ctx.env);
+  const request = renderToolRequest(tool, input.arguments, ctx.env, job.id);
   const answer = await callBackend(
     request,
     { "X-Vatio-Job-Id": job.id, "X-Vatio-Callback-Url": callbackUrl(ctx, job) },

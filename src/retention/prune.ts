@@ -45,7 +45,7 @@ export async function clearJobData(deps: PruneDeps, batch = JOB_BATCH): Promise<
        ORDER BY j."endedAt" LIMIT $2
        FOR UPDATE OF j SKIP LOCKED),
      job AS (
-       UPDATE "Job" j SET arguments = '{}'::jsonb, result = NULL, attachments = NULL, "dataClearedAt" = $3
+       UPDATE "Job" j SET arguments = '{}'::jsonb, result = NULL, attachments = NULL, "correctedResult" = NULL, "dataClearedAt" = $3
        FROM picked WHERE j.id = picked.id RETURNING j.id, j."conversationId"),
      progress AS (
        UPDATE "JobProgress" p SET text = '' FROM job WHERE p."jobId" = job.id RETURNING p.id),

@@ -10,6 +10,7 @@ import {
   messageView,
   tombstoneView,
   toolView,
+  toolReloadView,
 } from "./api-views.js";
 import { eraseBody } from "./routes/erasure.js";
 import { humanMessageBody, listQuery, takeoverBody } from "./routes/console.js";
@@ -185,6 +186,16 @@ export const apiOperations: ApiOperation[] = [
     body: approvalBody,
     responses: { 200: { description: "the job, now running or refused", schema: z.object({ job: jobView }) } },
     errors: { 404: "no such job", 409: "the call is not waiting for the team's approval" },
+  },
+  {
+    method: "post",
+    path: "/tools/reload",
+    summary: "Reads the tool files again, here and in every other hub process (`hub tools reload`)",
+    description:
+      "The new set replaces the one in force only if every file validates; otherwise `outcome` is `refused`, " +
+      "`problems` says why, and the previous tools stay in force. Running jobs keep the definition they started with.",
+    keys: ["agent"],
+    responses: { 200: { description: "what the reload did", schema: toolReloadView } },
   },
   {
     method: "get",

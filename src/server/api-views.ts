@@ -125,6 +125,13 @@ export const jobView = z.object({
     })
     .nullable()
     .describe("a call that waited for a yes (the tool file's `approval`): whose, and what was decided"),
+  correctedResult: z
+    .unknown()
+    .describe(
+      "a different result (or error) posted after the job had ended, `{status, result, error, attachments}`: " +
+        "recorded, the first result stands; null when none came",
+    ),
+  correctedAt: isoTime.nullable().describe("when that different result came"),
   createdAt: isoTime,
   endedAt: isoTime.nullable(),
 });
@@ -142,6 +149,24 @@ export const toolView = z.object({
     .object({ by: z.enum(["person", "team"]), timeoutSeconds: z.number() })
     .nullable()
     .describe("who must say yes before a call is made, and how long it waits"),
+});
+
+export const toolReloadView = z.object({
+  outcome: z
+    .enum(["applied", "unchanged", "refused"])
+    .describe("refused: a tool file has a problem; the previous tools stay in force"),
+  at: isoTime,
+  trigger: z.enum(["files changed", "command", "another process"]),
+  tools: z.array(z.string()).describe("the tools in force after the reload"),
+  added: z.array(z.string()),
+  removed: z.array(z.string()),
+  changed: z.array(z.string()),
+  problems: z.array(z.string()).describe("why it was refused, each as `file: key: reason`"),
+  processes: z
+    .number()
+    .int()
+    .nullable()
+    .describe("how many hub processes were asked to reload (this one included); null when Redis did not answer"),
 });
 
 /** A conversation as the console shows it: with the label a person recognises it by. */

@@ -5,7 +5,9 @@ import { Ajv, type ValidateFunction } from "ajv";
 import addFormatsModule from "ajv-formats";
 import { parseDocument } from "yaml";
 import { DEFAULT_APPROVAL_TIMEOUT_MS, DEFAULT_TIMEOUT_MS, parseDuration } from "./duration.js";
+import { placeholderProblem, placeholdersIn, stringsIn, type PlaceholderPlace } from "./placeholders.js";
 import { envReferences } from "./tool-env.js";
+import { versionOf } from "./tool-definition.js";
 import { toolFileSchema, type Tool } from "./tool-file.js";
 
 export interface ToolProblem {
@@ -119,11 +121,28 @@ export function parseToolFile(
         ...envReferences(spec.async?.message, "async.message"),
       ].filter((reference) => !options.envHas!(reference.name))
     : [];
-  const problems: ToolProblem[] = unset.map((reference) => ({
-    file,
-    key: reference.key,
-    reason: `$env.${reference.name} is not set in the environment (or is empty)`,
-  }));
+  // Every placeholder whole, and only where the hub fills it (`$job.identifier` is not `$job.id`).
+  const places: [unknown, string, PlaceholderPlace][] = [
+    [spec.request, "request", "request"],
+    [spec.async?.cancel?.path, "async.cancel.path", "cancel"],
+    [spec.async?.message, "async.message", "cancel"],
+    [spec.async?.whatsapp_template?.components, "async.whatsapp_template.components", "template"],
+  ];
+  const problems: ToolProblem[] = places.flatMap(([value, key, place]) =>
+    stringsIn(value, key).flatMap((each) =>
+      placeholdersIn(each.text).flatMap((placeholder) => {
+        const reason = placeholderProblem(placeholder, place, { async: spec.async !== undefined });
+        return reason ? [{ file, key: each.key, reason }] : [];
+      }),
+    ),
+  );
+  problems.push(
+    ...unset.map((reference) => ({
+      file,
+      key: reference.key,
+      reason: `$env.${reference.name} is not set in the environment (or is empty)`,
+    })),
+  );
   let validate: ValidateFunction | undefined;
   try {
     validate = (options.ajv ?? newAjv()).compile(spec.parameters);
@@ -134,29 +153,33 @@ export function parseToolFile(
   const check = validate;
   const asyncSpec = spec.async;
   const timeout = asyncSpec?.timeout ? parseDuration(asyncSpec.timeout) : { ms: DEFAULT_TIMEOUT_MS };
+  const definition = {
+    name,
+    file,
+    description: spec.description,
+    whenToUse: spec.when_to_use,
+    parameters: spec.parameters,
+    async: asyncSpec && {
+      timeoutMs: "ms" in timeout ? timeout.ms : DEFAULT_TIMEOUT_MS,
+      cancel: asyncSpec.cancel,
+      message: asyncSpec.message,
+      template: asyncSpec.whatsapp_template,
+      notifyText: asyncSpec.notify_text,
+      rerunTimes: asyncSpec.rerun?.times ?? 0,
+      deliverWithinMs: asyncSpec.deliver_within,
+    },
+    approval: spec.approval && {
+      by: spec.approval,
+      text: spec.approval_text,
+      timeoutMs: spec.approval_timeout ?? DEFAULT_APPROVAL_TIMEOUT_MS,
+    },
+    request: spec.request,
+    respond: spec.respond?.data ?? {},
+  };
   return {
     tool: {
-      name,
-      file,
-      description: spec.description,
-      whenToUse: spec.when_to_use,
-      parameters: spec.parameters,
-      async: asyncSpec && {
-        timeoutMs: "ms" in timeout ? timeout.ms : DEFAULT_TIMEOUT_MS,
-        cancel: asyncSpec.cancel,
-        message: asyncSpec.message,
-        template: asyncSpec.whatsapp_template,
-        notifyText: asyncSpec.notify_text,
-        rerunTimes: asyncSpec.rerun?.times ?? 0,
-        deliverWithinMs: asyncSpec.deliver_within,
-      },
-      approval: spec.approval && {
-        by: spec.approval,
-        text: spec.approval_text,
-        timeoutMs: spec.approval_timeout ?? DEFAULT_APPROVAL_TIMEOUT_MS,
-      },
-      request: spec.request,
-      respond: spec.respond?.data ?? {},
+      ...definition,
+      version: versionOf(definition),
       validateArguments(args) {
         if (check(args)) return [];
         return (check.errors ?? []).map((error) => ({

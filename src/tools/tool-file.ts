@@ -1,4 +1,4 @@
-// The shape of a tools/*.yml file (docs/tool-backends.md, Writing a tool file), validated with zod so a problem names its key.
+// The shape of a tools/*.yml file (docs/tool-files.md), validated with zod so a problem names its key.
 import { z } from "zod";
 import { parseDuration, parseSpan } from "./duration.js";
 import { jsonPathProblem } from "./json-path.js";
@@ -127,6 +127,8 @@ export type WhatsappTemplate = z.output<typeof whatsappTemplateSchema>;
 /** A loaded, validated tool. */
 export interface Tool {
   name: string;
+  /** A hash of the definition (tool-definition.ts): what a job records, to tell a reloaded tool from its own. */
+  version: string;
   file: string;
   description: string;
   whenToUse: string | undefined;

@@ -18,7 +18,7 @@ export function routingOutcomes(sql: Sql, changes: Changes, now: () => Date): Ro
   return {
     async jobOf(message) {
       const [row] = await sql.query<MessageJob>(
-        `SELECT tool, result, error, attachments FROM "Job" WHERE id = coalesce($1::uuid,
+        `SELECT tool, result, error, attachments, "toolDefinition" FROM "Job" WHERE id = coalesce($1::uuid,
            (SELECT "jobId" FROM "TurnInput" WHERE "replyId" = $2::uuid AND "jobId" IS NOT NULL ORDER BY seq LIMIT 1))`,
         [message.jobId, message.id],
       );

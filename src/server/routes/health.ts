@@ -43,9 +43,22 @@ export function healthRoutes(ctx: HubContext): Router {
     clearTimeout(timer);
     const waiting = ctx.queues.notReady();
     const redis = waiting.length === 0;
-    res
-      .status(database && redis ? 200 : 503)
-      .json({ ok: database && redis, database, redis, ...(redis ? {} : { redis_waiting: waiting }) });
+    // After a reload of the tool files: the tools in force, and a refused reload's problems — the process
+    // stays ready (the previous tools serve).
+    const reload = ctx.lastToolReload();
+    const tools = reload && {
+      count: ctx.tools.size,
+      last_reload: reload.outcome,
+      reloaded_at: reload.at,
+      ...(reload.outcome === "refused" ? { problems: reload.problems } : {}),
+    };
+    res.status(database && redis ? 200 : 503).json({
+      ok: database && redis,
+      database,
+      redis,
+      ...(redis ? {} : { redis_waiting: waiting }),
+      ...(tools ? { tools } : {}),
+    });
   });
   return router;
 }

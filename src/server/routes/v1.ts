@@ -142,6 +142,11 @@ export function v1Routes(ctx: HubContext): Router {
     res.json({ job: await decideByTeam(ctx, req.params.id as string, body.decision, body.agent, body.note) });
   });
 
+  // `hub tools reload`: the tool files read again here, and every other process asked to (tool-reload.ts).
+  router.post("/tools/reload", agentOnly, async (_req, res) => {
+    res.json(await ctx.reloadTools());
+  });
+
   router.get("/tools", agentOnly, (_req, res) => {
     res.json({
       tools: [...ctx.tools.values()].map((tool) => ({
