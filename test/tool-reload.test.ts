@@ -68,6 +68,9 @@ describe("tool files while the hub runs", () => {
 
   it("an edited folder is reloaded in every process; running jobs keep their definition; a broken file keeps the previous set and says why", async () => {
     const conversation = await hub.conversation();
+    // Jobs started after the edit go to a conversation of their own: one conversation runs at most five jobs,
+    // and the four started before may all still run.
+    const later = await hub.conversation();
     const cancelledLater = await start(conversation, "match_therapists", { reason: "before", area: "Ñuñoa" });
     const resultLater = await start(conversation, "match_therapists", { reason: "result later", area: "Ñuñoa" });
     const timesOut = await start(conversation, "quick_report", { topic: "before the edit" });
@@ -96,7 +99,7 @@ describe("tool files while the hub runs", () => {
     expect(sibling!.ctx.lastToolReload()).toMatchObject({ outcome: "applied", trigger: "another process" });
 
     // The new tool is usable by the next call, on either process.
-    const quoted = await start(conversation, "quote", { item: "roof" });
+    const quoted = await start(later, "quote", { item: "roof" });
     expect(backend.starts.find((each) => each.headers.jobId === quoted)?.path).toBe("/vatio/quote");
 
     // From here on one process: what follows reads this process's logs and metrics.
@@ -104,7 +107,7 @@ describe("tool files while the hub runs", () => {
     sibling = undefined;
 
     // A job started before the edit is cancelled with its own cancel request; one started after has none.
-    const startedAfter = await start(conversation, "match_therapists", { reason: "after", area: "Ñuñoa" });
+    const startedAfter = await start(later, "match_therapists", { reason: "after", area: "Ñuñoa" });
     expect((await hub.api("POST", `/v1/jobs/${cancelledLater}/cancel`, {})).status).toBe(200);
     expect((await hub.api("POST", `/v1/jobs/${startedAfter}/cancel`, {})).status).toBe(200);
     await eventually(
@@ -127,7 +130,7 @@ describe("tool files while the hub runs", () => {
 
     // A result is mapped by the job's own definition, whichever process takes the callback.
     const therapists = [{ name: "Ana" }, { name: "Bo" }];
-    const mappedAfter = await start(conversation, "match_therapists", { reason: "mapped after", area: "Ñuñoa" });
+    const mappedAfter = await start(later, "match_therapists", { reason: "mapped after", area: "Ñuñoa" });
     expect(await backend.post(resultLater, { result: "ok", message: "2 found", data: { therapists } })).toEqual({
       status: 200,
       body: { ok: true },

@@ -139,6 +139,7 @@ describe("delivering to the widget", () => {
         attempt: 1,
         rerunOf: null,
         rerunAs: null,
+        approval: null,
         correctedResult: null,
         correctedAt: null,
         createdAt: expect.any(String),
