@@ -162,10 +162,10 @@ export interface AgentPort {
   readonly remote: boolean;
   /**
    * Whether the turn reads the conversation's recent history for it: by default a remote runtime's does. False
-   * for an agent that reads the conversation itself (the LLM agent); true for the built-in composer, which
-   * answers questions about a result from it.
+   * for an agent that reads the conversation itself (the LLM agent); `"person"` for the built-in composer, which
+   * answers the person's questions about a result from it (a turn with no message of the person reads none).
    */
-  readonly wantsHistory?: boolean;
+  readonly wantsHistory?: boolean | "person";
   runTurn(request: TurnRequest): Promise<TurnReply>;
 }
 

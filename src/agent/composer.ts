@@ -46,8 +46,8 @@ export function sentenceFor(input: TurnInput): string | undefined {
 export function builtInComposer(options: ComposerOptions = {}): AgentPort {
   return {
     remote: false,
-    // Questions about a result are answered from the result in the conversation.
-    wantsHistory: true,
+    // The person's questions about a result are answered from the result in the conversation.
+    wantsHistory: "person",
     async runTurn(request: TurnRequest): Promise<TurnReply> {
       const messages: TurnReply["messages"] = [];
       const add = (text: string, attachments?: Attachment[]) => {

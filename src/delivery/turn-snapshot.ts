@@ -39,7 +39,10 @@ type SnapshotRow = {
  * src/db/batched.ts): under load many turns start together, and each reads the same way. The history only for
  * those who ask for it.
  */
-const readSnapshots = batchedPerStore<SqlQuery, { conversationId: string; history: boolean }, SnapshotRow>(
+/** Whether a snapshot holds the recent history: always, only when a message of the person waits, or never. */
+export type HistoryWanted = boolean | "person";
+
+const readSnapshots = batchedPerStore<SqlQuery, { conversationId: string; history: HistoryWanted }, SnapshotRow>(
   (sql, asked) =>
     sql.query<SnapshotRow>(
       `SELECT
@@ -53,11 +56,16 @@ const readSnapshots = batchedPerStore<SqlQuery, { conversationId: string; histor
           SELECT j.id, j.tool, j."toolCallId", j."createdAt",
             (SELECT p.text FROM "JobProgress" p WHERE p."jobId" = j.id ORDER BY p.seq DESC LIMIT 1) AS "lastProgress"
           FROM "Job" j WHERE j."conversationId" = q.id AND j.status = 'running') r) AS running,
-       CASE WHEN q.history THEN (SELECT coalesce(json_agg(h ORDER BY h.seq), '[]') FROM (
+       CASE WHEN q.history = 'always' OR (q.history = 'person' AND EXISTS (SELECT 1 FROM "TurnInput" u
+          WHERE u."conversationId" = q.id AND u.state = 'pending' AND u.kind = 'user_message')) THEN (SELECT coalesce(json_agg(h ORDER BY h.seq), '[]') FROM (
           SELECT id, seq, role, text, data, "toolCallId", "createdAt" FROM "Message"
           WHERE "conversationId" = q.id AND "deletedAt" IS NULL ORDER BY seq DESC LIMIT $3) h) END AS history
-     FROM unnest($1::uuid[], $2::boolean[]) WITH ORDINALITY AS q(id, history, n) ORDER BY q.n`,
-      [asked.map((each) => each.conversationId), asked.map((each) => each.history), HISTORY_SIZE],
+     FROM unnest($1::uuid[], $2::text[]) WITH ORDINALITY AS q(id, history, n) ORDER BY q.n`,
+      [
+        asked.map((each) => each.conversationId),
+        asked.map((each) => (each.history === true ? "always" : each.history === "person" ? "person" : "never")),
+        HISTORY_SIZE,
+      ],
     ),
   { max: 32, parallel: 2 },
 );
@@ -65,7 +73,7 @@ const readSnapshots = batchedPerStore<SqlQuery, { conversationId: string; histor
 export async function readTurnSnapshot(
   sql: SqlQuery,
   conversationId: string,
-  options: { history: boolean },
+  options: { history: HistoryWanted },
 ): Promise<TurnSnapshot | undefined> {
   const row = await readSnapshots(sql, { conversationId, history: options.history });
   if (!row?.conversation) return undefined;

@@ -41,13 +41,19 @@ export type TurnDeps = AgentUnavailableDeps &
   };
 
 export async function runTurn(ctx: TurnDeps, conversationId: string): Promise<void> {
-  // The person's answer to an approval question is acted on first, so this turn's agent sees the call started
-  // or refused beside the answer (a crash before this leaves it to the next turn or the timeout poll).
-  await settleApprovalAnswers(ctx, conversationId);
-  const snapshot = await readTurnSnapshot(ctx.sql, conversationId, {
-    history: ctx.agent.wantsHistory ?? ctx.agent.remote,
-  });
+  const history = ctx.agent.wantsHistory ?? ctx.agent.remote;
+  let snapshot = await readTurnSnapshot(ctx.sql, conversationId, { history });
   if (!snapshot) return;
+  // The person's answer to an approval question (a message of theirs: a tap or a typed yes or no) is acted on
+  // before the agent runs, so it sees the call started or refused beside the answer; a turn with no message of
+  // the person has no answer to act on (one left by a crash is the timeout poll's).
+  if (
+    snapshot.inputs.some((input) => input.kind === "user_message") &&
+    (await settleApprovalAnswers(ctx, conversationId)) > 0
+  ) {
+    snapshot = await readTurnSnapshot(ctx.sql, conversationId, { history });
+    if (!snapshot) return;
+  }
   let conversation = snapshot.conversation;
   for (const message of snapshot.outgoing) await deliver(ctx, conversation, message);
 
