@@ -120,9 +120,14 @@ describe("files and choices out on Instagram and Messenger", () => {
         { title: "Reject", payload: "reject:refund:order-12" },
       ],
     });
+    // Each delivery worked before the next is posted: the hub works several deliveries at once, in any order,
+    // and "the first tap" is the first one worked.
     await graph.instagramQuickReply(who, "Approve");
+    await settle();
     await graph.instagramQuickReply(who, "Approve");
+    await settle();
     await graph.instagramQuickReply(who, "Reject");
+    await settle();
     await graph.instagramWebhook([
       { messaging: [{ from: who, text: "Yes", quickReplyPayload: "approve:refund:order-999:amount=5000" }] },
     ]);
