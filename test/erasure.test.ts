@@ -559,7 +559,8 @@ describe.each(["postgresql", "embedded"] as const)("erasure (%s)", (database) =>
     ).toBeNull();
     expect(await hub.db.hubEvent.count({ where: { conversationId: one, type: "conversation.erased" } })).toBe(1);
     expect(await foundAnywhere([who.text, who.name, who.reason])).toEqual([]);
-  });
+    // Eleven commands, each a process of its own, and on the embedded database a restart: a minute under load.
+  }, 180_000);
 });
 
 describe("erasure across two hub processes (postgresql)", () => {
