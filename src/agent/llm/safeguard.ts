@@ -103,7 +103,7 @@ function amountStated(key: AmountKey, sources: Sources): boolean {
  * digits with a currency is an amount (or several); without one, a phone number if it reads as one: a run's phone
  * waits for the run's last fact.
  */
-export function eachClaim(text: string, visit: (claim: Found) => void): void {
+function eachClaim(text: string, visit: (claim: Found) => void): void {
   let run = -1;
   let phone: Found | null = null;
   let priced = false;
