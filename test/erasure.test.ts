@@ -6,6 +6,7 @@
 // database.
 import { randomBytes, randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { visitorLabel } from "../src/channels/widget/visitor-id.js";
 import { AGENT_SECRET, AgentRuntime } from "./support/agent-runtime.js";
 import { FakeFcm } from "./support/fake-fcm.js";
 import { FakeGraph, metaEnvFor } from "./support/fake-graph.js";
@@ -482,9 +483,18 @@ describe.each(["postgresql", "embedded"] as const)("erasure (%s)", (database) =>
     expect(await hub.db.message.count({ where: { conversationId: id } })).toBe(0);
     expect(await hub.db.upload.count({ where: { conversationId: id } })).toBe(0);
     expect(await hub.db.pushDevice.count({ where: { conversationId: id } })).toBe(0);
-    // The same visitor asking for a session again gets a new conversation.
-    const next = await openSession(hub.url, { visitorId: session.visitorId });
+    // The same visitor asking for a session again gets a new conversation, made when they write (the id their
+    // conversation would be given is the erased one's: another is chosen).
+    const next = await openSession(hub.url, { visitorId: session.visitorId, start: false });
+    expect(next).toMatchObject({ status: 201 });
     expect(next.conversationId).not.toBe(id);
+    const over = await WidgetClient.connect(hub.url, { token: next.token });
+    clients.push(over);
+    expect(await over.send("starting over", randomUUID())).toEqual({ id: expect.any(String) });
+    expect(await hub.db.conversation.findUniqueOrThrow({ where: { id: next.conversationId } })).toMatchObject({
+      erasedAt: null,
+      contact: visitorLabel(session.visitorId),
+    });
 
     // Still refused after a restart: the erased job ids are in the database.
     await hub.restart();

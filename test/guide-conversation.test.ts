@@ -1,8 +1,8 @@
 // The first hour with `npm start` and nothing configured, driven as clients drive it: the built-in agent plays
 // the tool-backend guide's conversation through the widget (socket.io-client) — a concern and a place start the
 // search, "how's it going?" is answered from the progress, questions about the result from the result, a
-// hand-off to Marta and back gives the held result in a message of its own; page views open no conversation the
-// console lists (Chromium); and with AGENT_URL, /demo is a plain chat page.
+// hand-off to Marta and back gives the held result in a message of its own; page views store no conversation
+// (Chromium); and with AGENT_URL, /demo is a plain chat page.
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium, startDemoHub } from "./support/browser.js";
@@ -33,7 +33,7 @@ describe("the first hour", () => {
     return (answer.body.conversations as { id: string }[]).map((c) => c.id);
   };
 
-  it("a page view or a socket opened without a message lists no conversation; the first message lists one", async () => {
+  it("a page view or a session opened without a message stores no conversation; the first message makes one", async () => {
     for (let i = 0; i < 3; i++) {
       const context = await browser.newContext();
       const page = await context.newPage();
@@ -41,17 +41,32 @@ describe("the first hour", () => {
       await page.locator('#cdh-widget[data-ready="true"]').waitFor({ state: "attached", ...WAIT });
       await context.close();
     }
-    const session = await openSession(hub.url);
+    // One visitor in two tabs, both connected before either writes: they are told the same conversation id.
+    const session = await openSession(hub.url, { start: false });
+    expect(session.status).toBe(201);
+    const otherTab = await openSession(hub.url, { visitorId: session.visitorId, start: false });
+    expect(otherTab).toMatchObject({ status: 201, conversationId: session.conversationId });
     const client = await WidgetClient.connect(hub.url, { token: session.token });
+    const other = await WidgetClient.connect(hub.url, { token: otherTab.token });
+    await eventually(() => client.history.length === 1 && other.history.length === 1, "both histories");
+    expect(client.history[0]).toEqual([]);
     expect(await listed()).toEqual([]);
+    expect(await hub.db.conversation.count()).toBe(0);
 
     expect(await client.send("hi", "first")).toEqual({ id: expect.any(String) });
     expect(await listed()).toEqual([session.conversationId]);
+    expect(await hub.db.conversation.count()).toBe(1);
+    // The other tab sees the message: both sockets are in the conversation the message made.
+    await eventually(() => other.messages.some((m) => m.text === "hi"), "the message in the other tab");
+    expect(await other.send("and from here", "second")).toEqual({ id: expect.any(String) });
     // The same visitor comes back: the same conversation, still one.
-    const again = await openSession(hub.url, { visitorId: session.visitorId });
-    expect(again.conversationId).toBe(session.conversationId);
+    const again = await openSession(hub.url, { visitorId: session.visitorId, start: false });
+    expect(again).toMatchObject({ status: 200, conversationId: session.conversationId });
     expect(await listed()).toEqual([session.conversationId]);
+    const stored = await hub.db.message.findMany({ where: { conversationId: session.conversationId, role: "user" } });
+    expect(stored.map((m) => m.text).sort()).toEqual(["and from here", "hi"]);
     client.close();
+    other.close();
   });
 
   it("plays the guide's conversation, with a hand-off to Marta and back", async () => {

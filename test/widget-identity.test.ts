@@ -49,8 +49,9 @@ describe("widget identities", () => {
   it("accepts only visitor ids the hub issued: guessable and client-chosen ones are a 400 naming visitorId", async () => {
     const first = await postSession(hub.url, { channel: "web" });
     expect(first.status).toBe(201);
+    // Nobody has written: the conversation is not made yet (201 again), and keeps the id it will have.
     const again = await postSession(hub.url, { channel: "web", visitorId: first.body.visitorId });
-    expect(again).toMatchObject({ status: 200, body: { conversationId: first.body.conversationId } });
+    expect(again).toMatchObject({ status: 201, body: { conversationId: first.body.conversationId } });
 
     const chosen = [
       "customer_1029384756",
@@ -70,7 +71,8 @@ describe("widget identities", () => {
         { field: "visitorId", message: expect.stringContaining("keep the id the hub issued") },
       ]);
     }
-    expect(await hub.db.conversation.count({ where: { account: "widget" } })).toBe(1);
+    // Nothing stored: no one wrote.
+    expect(await hub.db.conversation.count({ where: { account: "widget" } })).toBe(0);
   });
 
   it("never hands the visitor id out: API, console, timeline, turn requests and logs carry a label that opens nothing", async () => {
@@ -126,7 +128,8 @@ describe("widget identities", () => {
     const opened = [];
     for (const channel of ["web", "ios", "android", "flutter"])
       opened.push(await postSession(hub.url, { channel, identifier, identifierHash: hashOf(identifier) }));
-    expect(opened.map((res) => res.status)).toEqual([201, 200, 200, 200]);
+    // Sessions alone make no conversation; each is told the id it will have.
+    expect(opened.map((res) => res.status)).toEqual([201, 201, 201, 201]);
     expect(new Set(opened.map((res) => res.body.conversationId)).size).toBe(1);
     expect(opened[0]!.body).toEqual({
       conversationId: expect.any(String),
@@ -134,9 +137,21 @@ describe("widget identities", () => {
       token: expect.any(String),
       expiresAt: expect.any(String),
     });
-    const conversation = (await hub.api("GET", `/v1/conversations/${opened[0]!.body.conversationId}`)).body
-      .conversation;
-    expect(conversation).toMatchObject({ channel: "web", contact: identifier, account: "widget-identified" });
+    const id = opened[0]!.body.conversationId as string;
+    expect((await hub.api("GET", `/v1/conversations/${id}`)).status).toBe(404);
+    // Until then the token carries who the person is, sealed: neither it nor its payload shows the identifier.
+    const token = opened[1]!.body.token as string;
+    expect(token).not.toContain(identifier);
+    expect(Buffer.from(token.split(".")[0]!, "base64url").toString()).not.toContain(identifier);
+    // The person writes from the app: that session's channel is the conversation's.
+    const app = await WidgetClient.connect(hub.url, { token });
+    expect(await app.send("hello from the app", "identified-1")).toEqual({ id: expect.any(String) });
+    app.close();
+    const conversation = (await hub.api("GET", `/v1/conversations/${id}`)).body.conversation;
+    expect(conversation).toMatchObject({ channel: "ios", contact: identifier, account: "widget-identified" });
+    expect(
+      (await postSession(hub.url, { channel: "web", identifier, identifierHash: hashOf(identifier) })).body,
+    ).toMatchObject({ conversationId: id });
     // Uppercase hex is the same HMAC.
     const upper = await postSession(hub.url, { identifier, identifierHash: hashOf(identifier).toUpperCase() });
     expect(upper.status).toBe(200);

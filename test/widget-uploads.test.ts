@@ -51,12 +51,15 @@ describe.each(["postgresql", "embedded"] as const)("widget uploads (%s)", (datab
       .filter((input): input is UserInput => input.type === "user_message");
 
   it("an uploaded file sent with a message reaches the agent as a URL returning exactly its bytes", async () => {
-    const session = await openSession(hub.url);
+    // The person's first act is the file: it makes their conversation.
+    const session = await openSession(hub.url, { start: false });
     const client = await WidgetClient.connect(hub.url, { token: session.token });
     try {
       const bytes = randomBytes(20_000);
+      expect(await hub.db.conversation.count({ where: { id: session.conversationId } })).toBe(0);
       const up = await upload(hub.url, session.token, "image/png", bytes, "receta médica.png");
       expect(up.status).toBe(201);
+      expect(await hub.db.conversation.count({ where: { id: session.conversationId } })).toBe(1);
       expect(up.body.upload).toEqual({
         id: expect.any(String),
         mimeType: "image/png",
@@ -86,7 +89,7 @@ describe.each(["postgresql", "embedded"] as const)("widget uploads (%s)", (datab
   });
 
   it("refuses, before storing anything: no token, a forged one, a type not allowed, a file over the limit, an empty one", async () => {
-    const session = await openSession(hub.url);
+    const session = await openSession(hub.url, { start: false });
     const before = await hub.db.upload.count();
     const none = await upload(hub.url, undefined, "image/png", randomBytes(10));
     expect(none.status).toBe(401);
@@ -101,6 +104,8 @@ describe.each(["postgresql", "embedded"] as const)("widget uploads (%s)", (datab
     const big = await upload(hub.url, session.token, "application/pdf", randomBytes(MAX + 1));
     expect(big.status).toBe(413);
     expect(big.body.error.message).toContain(`WIDGET_UPLOAD_MAX_BYTES (${MAX} bytes)`);
+    // Refused before its body is read: the person's conversation is not made by it.
+    expect(await hub.db.conversation.count({ where: { id: session.conversationId } })).toBe(0);
     // Sent without a length, in chunks: cut off at the limit all the same.
     const chunks = [randomBytes(600_000), randomBytes(600_000)];
     const stream = new ReadableStream({

@@ -1,4 +1,5 @@
-// Conversations: created by the agent runtime, widget sessions or inbound webhooks; one per (channel, account, contact).
+// Conversations: created by the agent runtime, a widget person's first message, or inbound webhooks; one per
+// (channel, account, contact).
 import { randomUUID } from "node:crypto";
 import type { Sql, SqlQuery } from "../db/sql.js";
 import { notFound } from "../errors.js";
@@ -64,7 +65,7 @@ export function conversationView(conversation: AnyConversation, now: Date): Conv
 /** Finds the conversation of (channel, account, contact) or creates it, in one statement; safe under concurrency. */
 export async function findOrCreateConversation(
   sql: SqlQuery,
-  input: { channel: Channel; contact: string; account?: string; name?: string | undefined },
+  input: { channel: Channel; contact: string; account?: string; name?: string | undefined; id?: string },
 ): Promise<{ conversation: ConversationRow; created: boolean }> {
   const [row] = await sql.query<{ created: Record<string, unknown> | null; existing: Record<string, unknown> | null }>(
     `WITH created AS (
@@ -73,7 +74,7 @@ export async function findOrCreateConversation(
        ON CONFLICT (channel, account, contact) DO NOTHING RETURNING *)
      SELECT (SELECT row_to_json(created) FROM created) AS created,
        (SELECT row_to_json(c) FROM "Conversation" c WHERE channel = $2 AND account = $3 AND contact = $4) AS existing`,
-    [randomUUID(), input.channel, input.account ?? "", input.contact, input.name ?? null, new Date()],
+    [input.id ?? randomUUID(), input.channel, input.account ?? "", input.contact, input.name ?? null, new Date()],
   );
   if (row?.created) return { conversation: conversationFromJson(row.created), created: true };
   if (row?.existing) return { conversation: conversationFromJson(row.existing), created: false };
@@ -93,7 +94,7 @@ export async function findOrCreateConversation(
  */
 export async function findOrCreateWidgetConversation(
   sql: Sql,
-  input: { channel: Channel; account: string; contact: string; name?: string | undefined },
+  input: { channel: Channel; account: string; contact: string; name?: string | undefined; id?: string },
 ): Promise<{ conversation: ConversationRow; created: boolean }> {
   return sql.transaction(async (tx) => {
     // The unique key is per channel: two first sessions of one person from two apps at once are serialised

@@ -2,11 +2,20 @@
 // the integrator verified — which conversation is theirs, and a token for its socket. The two kinds live under
 // two accounts, so an identified person's conversation can never be opened with a visitor id, nor an anonymous
 // one with an identifier. Asking again with what the client keeps renews the token.
+// A session opens no conversation by itself: a person who has not written yet gets the id their conversation
+// will have, and their first message (or file, or push registration) makes it — page views store nothing.
+import { randomUUID } from "node:crypto";
+import {
+  openUnstarted,
+  sealUnstarted,
+  unstartedConversationId,
+  type UnstartedConversation,
+} from "../channels/widget/unstarted-conversation.js";
 import { issuedVisitorId, issueVisitorId, visitorLabel } from "../channels/widget/visitor-id.js";
 import { verifiedIdentity } from "../channels/widget/widget-identity.js";
 import { createWidgetToken } from "../channels/widget/widget-token.js";
-import type { Sql } from "../db/sql.js";
-import type { Channel } from "../delivery/channel.js";
+import type { Sql, SqlQuery } from "../db/sql.js";
+import { WIDGET_CHANNELS, type Channel } from "../delivery/channel.js";
 import { HubError } from "../errors.js";
 import { findOrCreateWidgetConversation } from "./conversations.js";
 
@@ -22,6 +31,8 @@ export interface WidgetSessionRequest {
   identifier?: string | undefined;
   identifierHash?: string | undefined;
   name?: string | undefined;
+  /** Make the conversation now rather than on the person's first message. */
+  start?: boolean | undefined;
 }
 
 export interface WidgetSessionSettings {
@@ -77,12 +88,70 @@ export async function openWidgetSession(
   request: WidgetSessionRequest,
 ): Promise<WidgetSession> {
   const person = personOf(request, settings);
-  const { conversation, created } = await findOrCreateWidgetConversation(sql, {
+  const derived = unstartedConversationId(settings.secret, person.account, person.contact);
+  // The person's conversation (the oldest, where an older hub made one per widget channel), and whether the id
+  // theirs would get is taken: an erased conversation keeps its id as a tombstone, so the next needs another.
+  const rows = await sql.query<{ id: string; theirs: boolean }>(
+    `SELECT id, (account = $1 AND contact = $2) AS theirs FROM "Conversation"
+     WHERE (account = $1 AND contact = $2 AND channel = ANY($3::text[])) OR id = $4::uuid
+     ORDER BY theirs DESC, "createdAt", id LIMIT 2`,
+    [person.account, person.contact, WIDGET_CHANNELS, derived],
+  );
+  const existing = rows.find((row) => row.theirs);
+  const answer = (conversationId: string, unstarted?: string) => {
+    const { token, expiresAt } = createWidgetToken(
+      settings.secret,
+      conversationId,
+      settings.tokenTtlMs,
+      undefined,
+      unstarted,
+    );
+    return { conversationId, ...person.kept, token, expiresAt: expiresAt.toISOString() };
+  };
+  if (existing) return { ...answer(existing.id), created: false };
+  const id = rows.length > 0 ? randomUUID() : derived;
+  const unstarted: UnstartedConversation = {
     channel: request.channel,
     account: person.account,
     contact: person.contact,
-    name: request.name,
-  });
-  const { token, expiresAt } = createWidgetToken(settings.secret, conversation.id, settings.tokenTtlMs);
-  return { conversationId: conversation.id, ...person.kept, token, expiresAt: expiresAt.toISOString(), created };
+    ...(request.name === undefined ? {} : { name: request.name }),
+  };
+  if (request.start) {
+    const { conversation, created } = await findOrCreateWidgetConversation(sql, { ...unstarted, id });
+    return { ...answer(conversation.id), created };
+  }
+  return { ...answer(id, sealUnstarted(settings.secret, id, unstarted)), created: true };
+}
+
+/** The conversation a widget token opens: its id, and while the person has not written, what will make it. */
+export interface WidgetConversationRef {
+  id: string;
+  unstarted?: UnstartedConversation | undefined;
+}
+
+/**
+ * Where a valid token leads now. A token issued before the first message still says "unstarted" after another
+ * tab or app of the same person made the conversation: then it leads to that conversation.
+ */
+export async function conversationOfToken(
+  sql: SqlQuery,
+  secret: string,
+  check: { conversationId: string; unstarted?: string },
+): Promise<WidgetConversationRef> {
+  const unstarted = check.unstarted ? openUnstarted(secret, check.conversationId, check.unstarted) : undefined;
+  if (!unstarted) return { id: check.conversationId };
+  const [row] = await sql.query<{ id: string }>(
+    `SELECT id FROM "Conversation"
+     WHERE id = $1::uuid OR (account = $2 AND contact = $3 AND channel = ANY($4::text[]))
+     ORDER BY (id = $1::uuid) DESC, "createdAt", id LIMIT 1`,
+    [check.conversationId, unstarted.account, unstarted.contact, WIDGET_CHANNELS],
+  );
+  return row ? { id: row.id } : { id: check.conversationId, unstarted };
+}
+
+/** Makes the conversation of a person who has just written, if it is not made yet; its id. */
+export async function startWidgetConversation(sql: Sql, ref: WidgetConversationRef): Promise<string> {
+  if (!ref.unstarted) return ref.id;
+  const { conversation } = await findOrCreateWidgetConversation(sql, { ...ref.unstarted, id: ref.id });
+  return conversation.id;
 }

@@ -20,11 +20,16 @@ import { eventually } from "./services.js";
 
 export type WidgetSocket = Socket<ServerToClientEvents, ClientToServerEvents>;
 
+/**
+ * Opens a widget session. Most tests address the conversation (through the agent runtime's API, the console)
+ * before the person writes, so the conversation is made at once (`start: true`) unless the body says otherwise;
+ * the widget's own way — made by the person's first message — has tests of its own (`start: false`).
+ */
 export async function openSession(hubUrl: string, body: Record<string, unknown> = {}) {
   const res = await fetch(`${hubUrl}/widget/sessions`, {
     method: "POST",
     headers: { "Content-Type": "application/json" },
-    body: JSON.stringify(body),
+    body: JSON.stringify({ start: true, ...body }),
   });
   return {
     status: res.status,

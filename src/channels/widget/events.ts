@@ -129,6 +129,8 @@ export interface ClientToServerEvents {
 
 export interface SocketData {
   conversationId: string;
+  /** Set while the person has not written yet: what their first message makes (unstarted-conversation.ts). */
+  unstarted?: UnstartedConversation | undefined;
 }
 
 export const WIDGET_NAMESPACE = "/widget";
@@ -136,3 +138,4 @@ export const roomOf = (conversationId: string) => `conversation:${conversationId
 
 /** How long the hub waits for a client's ack of a `message` before counting it stored. */
 export const MESSAGE_ACK_TIMEOUT_MS = 5000;
+import type { UnstartedConversation } from "./unstarted-conversation.js";

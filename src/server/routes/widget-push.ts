@@ -7,7 +7,12 @@ import { erasedConversation, isErased } from "../../conversations/erased.js";
 import { randomUUID } from "node:crypto";
 import { Router, type Request } from "express";
 import { z } from "zod";
-import { verifyWidgetToken } from "../../channels/widget/widget-token.js";
+import { checkWidgetToken } from "../../channels/widget/widget-token.js";
+import {
+  conversationOfToken,
+  startWidgetConversation,
+  type WidgetConversationRef,
+} from "../../conversations/widget-sessions.js";
 import type { HubContext } from "../../context.js";
 import { HubError, rateLimited } from "../../errors.js";
 import type { DeviceRegistration } from "../../push/push-devices.js";
@@ -48,18 +53,23 @@ const deviceBody = z.object({ platform: z.enum(["ios", "android", "flutter"]), t
 const subscriptionGone = z.object({ endpoint: httpUrl });
 const deviceGone = z.object({ token: fcmToken });
 
-/** The token's conversation, once its registrations are within the conversation's limit (with its receipts). */
-async function conversationOf(ctx: HubContext, req: Request): Promise<string> {
+/**
+ * The token's conversation, once its registrations are within the conversation's limit (with its receipts).
+ * A registration makes the conversation if the person has not started it yet (startWidgetConversation): the
+ * device is kept with it, to be told of the results the person's first message asks for.
+ */
+async function conversationOf(ctx: HubContext, req: Request): Promise<WidgetConversationRef> {
   const header = req.get("authorization") ?? "";
   const match = /^Bearer\s+(\S+)$/i.exec(header);
-  const conversationId = match ? verifyWidgetToken(ctx.config.secrets.callbackSecret, match[1]) : undefined;
-  if (!conversationId) {
+  const secret = ctx.config.secrets.callbackSecret;
+  const check = match ? checkWidgetToken(secret, match[1]) : undefined;
+  if (!check || !("conversationId" in check)) {
     throw new HubError(401, "unauthorized", "a widget session token is required (Authorization: Bearer <token>)");
   }
-  const verdict = await ctx.limits.receipt(conversationId);
+  const verdict = await ctx.limits.receipt(check.conversationId);
   if (!verdict.ok) throw rateLimited(verdict.retryAfterMs);
-  if (await isErased(ctx.sql, conversationId)) throw erasedConversation();
-  return conversationId;
+  if (await isErased(ctx.sql, check.conversationId)) throw erasedConversation();
+  return conversationOfToken(ctx.sql, secret, check);
 }
 
 export function widgetPushRoutes(ctx: HubContext): Router {
@@ -94,7 +104,7 @@ export function widgetPushRoutes(ctx: HubContext): Router {
   });
 
   router.post("/push-subscriptions", async (req, res) => {
-    const conversationId = await conversationOf(ctx, req);
+    const conversation = await conversationOf(ctx, req);
     if (!ctx.push.webPushKey) throw new HubError(404, "push_off", "Web Push is not configured on this hub");
     const body = parseInput(subscriptionBody, req.body);
     if (!endpointAllowed(ctx.config.push.webPush?.endpoints ?? [], body.subscription.endpoint)) {
@@ -103,7 +113,7 @@ export function widgetPushRoutes(ctx: HubContext): Router {
       ]);
     }
     const id = await register({
-      conversationId,
+      conversationId: await startWidgetConversation(ctx.sql, conversation),
       platform: "web",
       address: body.subscription.endpoint,
       keys: body.subscription.keys,
@@ -113,20 +123,21 @@ export function widgetPushRoutes(ctx: HubContext): Router {
   });
 
   router.delete("/push-subscriptions", async (req, res) => {
-    const conversationId = await conversationOf(ctx, req);
+    const { id: conversationId } = await conversationOf(ctx, req);
     await unregister(conversationId, parseInput(subscriptionGone, req.body).endpoint);
     res.status(204).end();
   });
 
   router.post("/devices", async (req, res) => {
-    const conversationId = await conversationOf(ctx, req);
+    const conversation = await conversationOf(ctx, req);
     const body = parseInput(deviceBody, req.body);
+    const conversationId = await startWidgetConversation(ctx.sql, conversation);
     const id = await register({ conversationId, platform: body.platform, address: body.token });
     res.status(201).json({ device: { id, platform: body.platform } });
   });
 
   router.delete("/devices", async (req, res) => {
-    const conversationId = await conversationOf(ctx, req);
+    const { id: conversationId } = await conversationOf(ctx, req);
     await unregister(conversationId, parseInput(deviceGone, req.body).token);
     res.status(204).end();
   });

@@ -7,6 +7,7 @@ import { erasedConversation, isErased } from "../../conversations/erased.js";
 import { Router, type NextFunction, type Request, type Response } from "express";
 import { z } from "zod";
 import { checkWidgetToken } from "../../channels/widget/widget-token.js";
+import { conversationOfToken, startWidgetConversation } from "../../conversations/widget-sessions.js";
 import type { HubContext } from "../../context.js";
 import { storeUpload } from "../../conversations/widget-uploads.js";
 import type { UploadVerdict } from "../../channels/widget/upload-budgets.js";
@@ -44,17 +45,18 @@ export function widgetUploadRoutes(ctx: HubContext): Router {
     if (req.method === "OPTIONS") return void res.status(204).end();
     next();
   });
-  const conversationOf = (req: Request): string => {
+  const tokenOf = (req: Request) => {
     const header = req.get("authorization") ?? "";
     const token = header.startsWith("Bearer ") ? header.slice("Bearer ".length) : undefined;
     const check = checkWidgetToken(ctx.config.secrets.callbackSecret, token, ctx.now());
     if (check && "expired" in check)
       throw new HubError(401, "token_expired", "the widget token has expired: ask for a session again");
     if (!check) throw new HubError(401, "unauthorized", "Authorization: Bearer <widget token> is missing or not valid");
-    return check.conversationId;
+    return check;
   };
   const precheck = async (req: Request, res: Response, next: NextFunction) => {
-    const conversationId = conversationOf(req);
+    const token = tokenOf(req);
+    let conversationId = token.conversationId;
     const { name } = parseInput(query, req.query);
     const type = (req.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
     if (!MIME.test(type) || !typeAllowed(types, type)) {
@@ -74,6 +76,9 @@ export function widgetUploadRoutes(ctx: HubContext): Router {
     const verdict = await ctx.limits.uploads.take(conversationId, address, counted);
     if (!verdict.ok) throw uploadLimited(verdict);
     if (await isErased(ctx.sql, conversationId)) throw erasedConversation();
+    // A file is the person writing: the conversation a page view left unstarted is made now.
+    const secret = ctx.config.secrets.callbackSecret;
+    conversationId = await startWidgetConversation(ctx.sql, await conversationOfToken(ctx.sql, secret, token));
     res.locals.upload = { conversationId, mimeType: type, name, address, counted } satisfies Checked;
     next();
   };

@@ -29,6 +29,9 @@ const sessionBody = z.object({
     .string()
     .regex(/^[0-9a-fA-F]{64}$/, "must be the hex HMAC-SHA256 of identifier (64 hex digits)")
     .optional(),
+  // Make the conversation now, before the person writes (an agent runtime that greets first); otherwise the
+  // person's first message, file or push registration makes it.
+  start: z.boolean().optional(),
   // Data, never lines or direction changes in the console, the terminal or the model's prompt (data-text.ts).
   name: z
     .string()

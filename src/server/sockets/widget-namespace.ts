@@ -9,6 +9,7 @@ import { z } from "zod";
 import { roomOf, type SendAnswer, type WidgetJob } from "../../channels/widget/events.js";
 import { widgetMessage, widgetRunningJob } from "../../channels/widget/widget-channel.js";
 import { checkWidgetToken } from "../../channels/widget/widget-token.js";
+import { conversationOfToken, startWidgetConversation } from "../../conversations/widget-sessions.js";
 import { isErased } from "../../conversations/erased.js";
 import type { HubContext } from "../../context.js";
 import { MAX_ATTACHMENTS } from "../../conversations/attachments.js";
@@ -78,10 +79,14 @@ export function attachWidgetNamespace(ctx: HubContext): void {
     // An expired token is the hub's own: the client renews it with the session it keeps (widget-sessions.ts).
     if (check && "expired" in check) return next(refusal("token_expired"));
     if (!check) return next(new Error("unauthorized"));
-    const { conversationId } = check;
     void (async () => {
       const verdict = await ctx.limits.connection(addressOf(socket.request));
       if (!verdict.ok) return next(refusal("rate_limited", verdict.retryAfterMs));
+      const { id: conversationId, unstarted } = await conversationOfToken(
+        ctx.sql,
+        ctx.config.secrets.callbackSecret,
+        check,
+      );
       // A token of an erased conversation opens nothing: the client starts a new session.
       if (await isErased(ctx.sql, conversationId)) return next(refusal("erased"));
       const release = ctx.limits.openSocket(conversationId);
@@ -101,6 +106,7 @@ export function attachWidgetNamespace(ctx: HubContext): void {
       connection.once("close", releaseOnce);
       socket.once("disconnect", releaseOnce);
       socket.data.conversationId = conversationId;
+      socket.data.unstarted = unstarted;
       next();
     })().catch((error: unknown) => {
       ctx.warnRepeated(`widget-connect:${errorKey(error)}`, { err: error }, "widget connection refused");
@@ -109,7 +115,20 @@ export function attachWidgetNamespace(ctx: HubContext): void {
   });
 
   widget.on("connection", (socket) => {
-    const { conversationId } = socket.data;
+    // Changes at most once: when the person's first message finds their conversation made under another id.
+    let { conversationId } = socket.data;
+    /** Makes the conversation on the person's first message; until then it is not in the database. */
+    const started = async () => {
+      if (!socket.data.unstarted) return;
+      const id = await startWidgetConversation(ctx.sql, { id: conversationId, unstarted: socket.data.unstarted });
+      socket.data.unstarted = undefined;
+      if (id === conversationId) return;
+      // Another tab or app of the person made it first, under the id its own session was given (the derived id
+      // is the same for both, unless an erased conversation holds it: then each session had a random one).
+      await socket.leave(roomOf(conversationId));
+      await socket.join(roomOf(id));
+      conversationId = socket.data.conversationId = id;
+    };
     let queued = 0;
     let tail: Promise<void> = Promise.resolve();
     /** Queues one event's work behind the socket's earlier events; never rejects. */
@@ -148,6 +167,7 @@ export function attachWidgetNamespace(ctx: HubContext): void {
         const verdict = await ctx.limits.message(conversationId, address);
         if (!verdict.ok) return reply(rateLimited(verdict.retryAfterMs));
         if (await isErased(ctx.sql, conversationId)) return reply(erased);
+        await started();
         const { text, clientId, payload: tapped } = parsed.data;
         const ids = parsed.data.attachments.map((attachment) => attachment.uploadId);
         const { attachments, unknown } = await attachUploads(ctx.sql, conversationId, ids, ctx.now());
