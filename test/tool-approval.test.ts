@@ -1,9 +1,11 @@
 // A tool file's `approval`: the call waits for a yes before its backend hears of it. Driven as the clients
-// drive it — the person's widget over socket.io-client taps the question's buttons, the team decides through
-// the console API, the LLM agent runs against the OpenAI stand-in — with the tool backend of the guide
-// counting every start call it gets.
+// drive it — the person's widget over socket.io-client taps the question's buttons or types the answer,
+// WhatsApp, Messenger and Instagram people tap the reply buttons / quick replies in signed webhooks from the
+// Graph API stand-in, the team decides through the console API, the LLM agent runs against the OpenAI
+// stand-in — with the tool backend of the guide counting every start call it gets.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hubNotices, type FakeLlm, type LlmRequest } from "./support/fake-llm.js";
+import { hubNotices, toolCallsIn, type FakeLlm, type LlmRequest } from "./support/fake-llm.js";
+import { FakeGraph, metaEnvFor, type SentMessage } from "./support/fake-graph.js";
 import { startFakeOpenAI } from "./support/fake-openai.js";
 import { EventReceiver } from "./support/event-receiver.js";
 import { parseToolFile } from "../src/tools/load-tools.js";
@@ -53,15 +55,27 @@ approval: person
 approval_timeout: 1s
 ${request("/vatio/send")}`;
 
-/** Where the model stands: its last message is the answer to its own call, a notice, or the person's words. */
+const APP_SECRET = "app-secret-for-tests";
+
+/**
+ * Where the model stands: its last message is the answer to its own call (the booking, or its calling one
+ * off), a notice, or the person's words. "no thanks" is not a yes or no the hub takes: the model reads it and
+ * calls the waiting booking off.
+ */
 function script(req: LlmRequest) {
   const last = req.messages.at(-1)!;
+  const calls = toolCallsIn(req);
   if (last.role === "tool") {
     const notices = hubNotices(req, last);
+    if (calls.find((call) => call.id === last.toolCallId)?.name === "cancel-tool-call")
+      return { text: "I have called it off." };
     if (notices.length === 0) return { text: "I have asked you to confirm." };
     return { text: `Noted: ${notices.map((notice) => String(notice.status)).join(", ")}.` };
   }
   const text = last.role === "user" ? last.text : "";
+  const booking = calls.findLast((call) => call.name === "book_visit");
+  if (text === "no thanks" && booking)
+    return { toolCalls: [{ name: "cancel-tool-call", args: { tool_call_id: booking.id } }] };
   if (text.includes("book"))
     return {
       toolCalls: [
@@ -78,12 +92,14 @@ describe("a tool call that needs approval", () => {
   let backend: ToolBackend;
   let hub: TestHub;
   let receiver: EventReceiver;
+  let graph: FakeGraph;
   const clients: WidgetClient[] = [];
 
   beforeAll(async () => {
     backend = await startToolBackend();
     llm = await startFakeOpenAI(script);
     receiver = await new EventReceiver("events-secret").start();
+    graph = await new FakeGraph({ appSecret: APP_SECRET }).start();
     hub = await TestHub.start({
       tools: { book_visit: bookVisit, refund, send_to_insurer: quickApproval },
       env: {
@@ -95,8 +111,10 @@ describe("a tool call that needs approval", () => {
         EVENTS_URL: receiver.url,
         EVENTS_SECRET: "events-secret",
         EVENTS_POLL_MS: "100",
+        ...metaEnvFor(graph, APP_SECRET),
       },
     });
+    graph.hubWebhookUrl = `${hub.url}/webhooks/meta`;
   });
   afterAll(async () => {
     for (const client of clients) client.close();
@@ -104,6 +122,7 @@ describe("a tool call that needs approval", () => {
     await llm?.stop();
     await backend?.stop();
     await receiver?.stop();
+    await graph?.stop();
   });
 
   async function person() {
@@ -244,6 +263,111 @@ describe("a tool call that needs approval", () => {
     expect(ended.body.job.approval.decision).toMatchObject({ decision: "timed_out", by: { kind: "hub" } });
   });
 
+  /** The person asks for a booking on the widget; the question and its job once asked. */
+  async function askedOnWidget(tag: string) {
+    const asker = await person();
+    await asker.client.send("please book me in", `book-${tag}`);
+    await question(asker.client);
+    const job = await eventually(
+      () => hub.db.job.findFirst({ where: { conversationId: asker.conversationId } }),
+      "the job",
+    );
+    expect(job.status).toBe("awaiting_approval");
+    return { ...asker, job };
+  }
+
+  /** The index of the person's message with this text in a request to the model (-1: not there). */
+  const userAt = (req: LlmRequest, text: string) =>
+    req.messages.findIndex((message) => message.role === "user" && message.text === text);
+
+  /** The model's replies the widget has shown with this text. */
+  const replies = (client: WidgetClient, text: string) => client.agentMessages().filter((m) => m.text === text);
+
+  it.each(["yes", "Yes!", "Sí", "¡si!"])(
+    "a typed %j answers the question as the Yes button does: the backend is called once, after the model sees the answer",
+    async (typed) => {
+      const { client, job } = await askedOnWidget(`typed-${typed}`);
+      expect(await client.send(typed, `typed-yes-${typed}`)).toMatchObject({ id: expect.any(String) });
+      await eventually(() => startsFor(job.id) === 1, "the backend called");
+      const told = await toldModel(job.toolCallId!, "approved");
+      // The person's words come before the hub's notice that the call started.
+      const notice = told.messages.findIndex(
+        (m) => m.role === "tool" && hubNotices(told, m).some((n) => n.tool_call_id === job.toolCallId),
+      );
+      expect(userAt(told, typed)).toBeGreaterThan(-1);
+      expect(userAt(told, typed)).toBeLessThan(notice);
+      await eventually(() => replies(client, "Noted: approved.")[0], "the person told");
+      const approved = await hub.api("GET", `/v1/jobs/${job.id}`);
+      expect(approved.body.job).toMatchObject({
+        status: "running",
+        approval: { by: "person", decision: { decision: "approved", by: { kind: "person" } } },
+      });
+      // The question is answered: its buttons are stale, and another typed yes is only words to the model.
+      expect(await tap(client, "Yes", `approval:${job.id}:yes`)).toMatchObject({ error: { code: expect.any(String) } });
+      await client.send("yes", `again-${typed}`);
+      await eventually(() => replies(client, "ok")[0], "the answer to the second yes");
+      await hub.settled();
+      expect(startsFor(job.id)).toBe(1);
+    },
+  );
+
+  it.each(["no", "No."])(
+    "a typed %j refuses the call: the backend never hears of it, the model and the person are told",
+    async (typed) => {
+      const { client, job } = await askedOnWidget(`typed-${typed}`);
+      await client.send(typed, `typed-no-${typed}`);
+      const told = await toldModel(job.toolCallId!, "refused");
+      expect(JSON.stringify(hubNotices(told))).toContain("Refused by the person: the call was not made.");
+      expect(userAt(told, typed)).toBeGreaterThan(-1);
+      await eventually(() => replies(client, "Noted: refused.")[0], "the person told");
+      const refused = await hub.db.job.findUniqueOrThrow({ where: { id: job.id } });
+      expect(refused.status).toBe("refused");
+      expect(refused.approvalDecision).toMatchObject({ decision: "refused", by: { kind: "person" } });
+      expect(await tap(client, "Yes", `approval:${job.id}:yes`)).toMatchObject({ error: { code: expect.any(String) } });
+      await hub.settled();
+      expect(startsFor(job.id)).toBe(0);
+      expect(backend.cancels.filter((cancel) => cancel.jobId === job.id)).toEqual([]);
+    },
+  );
+
+  it("words that are not a plain yes or no are no answer: the model gets them with the call waiting, a yes typed after them is not taken, the buttons still are", async () => {
+    const { client, job } = await askedOnWidget("unrelated");
+    await client.send("which therapist is it?", "unrelated-1");
+    const heard = await eventually(
+      () =>
+        llm.requests.find((req) => req.messages.at(-1)?.role === "user" && userAt(req, "which therapist is it?") >= 0),
+      "the model given the message",
+    );
+    // The model still sees the call waiting for the yes.
+    const placeholder = heard.messages.find((m) => m.role === "tool" && m.content.includes(job.id));
+    expect(JSON.parse((placeholder as { content: string }).content)).toMatchObject({ status: "waiting for approval" });
+    await eventually(() => replies(client, "ok")[0], "the model's answer");
+    // Only the person's first message after the question can answer it by words: a later "yes" may be the
+    // answer to anything the model asked meanwhile, so it is words for the model and nothing more.
+    await client.send("yes", "unrelated-2");
+    await eventually(() => replies(client, "ok")[1], "the model's answer to the later yes");
+    await hub.settled();
+    expect((await hub.db.job.findUniqueOrThrow({ where: { id: job.id } })).status).toBe("awaiting_approval");
+    expect(startsFor(job.id)).toBe(0);
+
+    expect(await tap(client, "Yes", `approval:${job.id}:yes`)).toMatchObject({ id: expect.any(String) });
+    await eventually(() => startsFor(job.id) === 1, "the backend called after the tap");
+    await toldModel(job.toolCallId!, "approved");
+  });
+
+  it('"no thanks" is no answer either: the model reads it and calls the waiting call off, which its backend never hears of', async () => {
+    const { client, job } = await askedOnWidget("no-thanks");
+    await client.send("no thanks", "no-thanks-1");
+    const told = await toldModel(job.toolCallId!, "refused");
+    expect(JSON.stringify(hubNotices(told))).toContain("Refused by the agent: the call was not made.");
+    await eventually(() => replies(client, "I have called it off.")[0], "the person told");
+    const refused = await hub.db.job.findUniqueOrThrow({ where: { id: job.id } });
+    expect(refused.approvalDecision).toMatchObject({ decision: "refused", by: { kind: "agent" } });
+    await hub.settled();
+    expect(startsFor(job.id)).toBe(0);
+    expect(backend.cancels.filter((cancel) => cancel.jobId === job.id)).toEqual([]);
+  });
+
   it("a team call waits for the console API: validated, approved once, refused with the agent told", async () => {
     const { conversationId } = await person();
     const call = await hub.api("POST", `/v1/conversations/${conversationId}/tool-calls`, {
@@ -310,4 +434,91 @@ describe("a tool call that needs approval", () => {
     expect(of(secondId).map((event) => event.type)).toEqual(["job.started", "job.approval", "job.ended"]);
     expect(of(secondId)[2]!.data).toMatchObject({ status: "refused", error: expect.stringContaining("too much") });
   });
+
+  /**
+   * A Meta channel as its person uses it: they write, and tap the choice titled so of the last message that
+   * offered it (a signed webhook from the stand-in, with the id / payload the hub gave the choice).
+   */
+  const meta = {
+    whatsapp: {
+      say: (who: string, text: string) => graph.whatsappInbound(who, text),
+      tap: (who: string, title: string) => graph.whatsappInbound(who, title, { kind: "button_reply" }),
+      /** WhatsApp reply buttons: each a title and the id that comes back with the tap. */
+      choices: (m: SentMessage) =>
+        m.interactive?.type === "button"
+          ? { text: m.interactive.body, choices: m.interactive.choices.map(({ title, id }) => ({ title, id })) }
+          : undefined,
+    },
+    messenger: {
+      say: (who: string, text: string) => graph.messengerInbound(who, text),
+      tap: (who: string, title: string) => graph.messengerQuickReply(who, title),
+      choices: (m: SentMessage) =>
+        m.quickReplies
+          ? { text: m.text, choices: m.quickReplies.map(({ title, payload }) => ({ title, id: payload })) }
+          : undefined,
+    },
+    instagram: {
+      say: (who: string, text: string) => graph.instagramInbound(who, text),
+      tap: (who: string, title: string) => graph.instagramQuickReply(who, title),
+      choices: (m: SentMessage) =>
+        m.quickReplies
+          ? { text: m.text, choices: m.quickReplies.map(({ title, payload }) => ({ title, id: payload })) }
+          : undefined,
+    },
+  };
+  let metaPeople = 0;
+  const sentTo = (who: string) => graph.sent.filter((message) => message.to === who);
+
+  it.each(["whatsapp", "messenger", "instagram"] as const)(
+    "%s: the question goes out with Yes and No buttons; a Yes tap calls the backend once, a No tap leaves it uncalled",
+    async (channel) => {
+      const { say, tap: tapOn, choices } = meta[channel];
+      /** One person asks for a booking; the question as the Graph API took it, and the job. */
+      const asked = async () => {
+        const who = `${channel === "whatsapp" ? "5698" : "2718"}${String(++metaPeople).padStart(7, "0")}`;
+        expect((await say(who, "please book me in")).status).toBe(200);
+        const sent = await eventually(() => sentTo(who).map(choices).find(Boolean), "the question with its buttons");
+        const conversation = await eventually(
+          () => hub.db.conversation.findFirst({ where: { channel, contact: who } }),
+          "the conversation",
+        );
+        const job = await eventually(
+          () => hub.db.job.findFirst({ where: { conversationId: conversation.id } }),
+          "the job",
+        );
+        return { who, sent, job };
+      };
+
+      const yes = await asked();
+      expect(yes.sent.text).toMatch(/^May I go ahead\? Book a visit with this therapist\./);
+      expect(yes.sent.text).toContain('• day: "Tuesday"');
+      expect(yes.sent.choices).toEqual([
+        { title: "Yes", id: `approval:${yes.job.id}:yes` },
+        { title: "No", id: `approval:${yes.job.id}:no` },
+      ]);
+      expect(startsFor(yes.job.id)).toBe(0);
+      expect((await tapOn(yes.who, "Yes")).status).toBe(200);
+      await eventually(() => startsFor(yes.job.id) === 1, "the backend called");
+      await toldModel(yes.job.toolCallId!, "approved");
+      await eventually(() => sentTo(yes.who).find((m) => m.text === "Noted: approved."), "the person told");
+      expect((await hub.db.job.findUniqueOrThrow({ where: { id: yes.job.id } })).approvalDecision).toMatchObject({
+        decision: "approved",
+        by: { kind: "person" },
+      });
+      // A second tap of the answered question is the person's words only (a webhook is never refused).
+      expect((await tapOn(yes.who, "Yes")).status).toBe(200);
+      await eventually(() => sentTo(yes.who).filter((m) => m.text === "ok")[0], "the model's answer to the stale tap");
+      await hub.settled();
+      expect(startsFor(yes.job.id)).toBe(1);
+
+      const no = await asked();
+      expect((await tapOn(no.who, "No")).status).toBe(200);
+      const told = await toldModel(no.job.toolCallId!, "refused");
+      expect(JSON.stringify(hubNotices(told))).toContain("Refused by the person");
+      await eventually(() => sentTo(no.who).find((m) => m.text === "Noted: refused."), "the person told");
+      expect((await hub.db.job.findUniqueOrThrow({ where: { id: no.job.id } })).status).toBe("refused");
+      await hub.settled();
+      expect(startsFor(no.job.id)).toBe(0);
+    },
+  );
 });

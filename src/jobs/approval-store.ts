@@ -92,8 +92,10 @@ export async function commitRefused(
 
 /**
  * The person's answers to approval questions, committed and not yet acted on: a tap of the question's Yes or
- * No (the offer it answered, button-offers.ts), or — where the buttons came as numbered lines — the person's
- * first message after the question, when it is a plain yes or no. `conversationId` null: every conversation.
+ * No (the offer it answered, button-offers.ts), or the person's first message after the question, when it is a
+ * plain yes or no (in English or Spanish, as the people the hub serves write it; "sí" or "si"). Anything else —
+ * "no thanks", a question — is words for the agent, and a yes typed after them may answer whatever was asked
+ * meanwhile, so only the buttons answer from then on. `conversationId` null: every conversation.
  */
 export async function answeredApprovals(
   sql: SqlQuery,
@@ -108,8 +110,8 @@ export async function answeredApprovals(
        SELECT coalesce(
          (SELECT t.payload->>'payload' FROM "TurnInput" t
           WHERE q."answeredBy" <> q.id AND t."messageId" = q."answeredBy" AND t.kind = 'user_message' LIMIT 1),
-         (SELECT CASE WHEN lower(trim(both ' .!' FROM u.text)) IN ('yes', 'y', '1') THEN 'yes'
-                      WHEN lower(trim(both ' .!' FROM u.text)) IN ('no', 'n', '2') THEN 'no' END
+         (SELECT CASE WHEN lower(trim(both ' .!¡' FROM u.text)) IN ('yes', 'y', '1', 'sí', 'si') THEN 'yes'
+                      WHEN lower(trim(both ' .!¡' FROM u.text)) IN ('no', 'n', '2') THEN 'no' END
           FROM "Message" u WHERE q."answeredBy" IS NULL AND u."conversationId" = q."conversationId"
             AND u.role = 'user' AND u.seq > q.seq AND u.text IS NOT NULL
             -- A tap of another offer is that offer's answer, whatever its title says.

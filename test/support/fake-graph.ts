@@ -208,6 +208,8 @@ export interface MessengerInbound {
   text: string;
   at?: Date;
   id?: string;
+  /** A tapped quick reply: its payload (the text is its title). */
+  quickReplyPayload?: string;
 }
 
 /** …a tap on a postback button (its title, and the payload it was built with; by default derived from the title)… */
@@ -1400,7 +1402,15 @@ export class FakeGraph {
                     payload: event.postback.payload ?? slug(event.postback.title).toUpperCase(),
                   },
                 }
-              : { message: { mid: id, text: event.text } };
+              : {
+                  message: {
+                    mid: id,
+                    text: event.text,
+                    ...(event.quickReplyPayload !== undefined
+                      ? { quick_reply: { payload: event.quickReplyPayload } }
+                      : {}),
+                  },
+                };
           return {
             id: page,
             time: now,
@@ -1422,6 +1432,23 @@ export class FakeGraph {
     const { pageId, ...event } = options;
     const { ids, status } = await this.messengerWebhook([
       { ...(pageId ? { pageId } : {}), messaging: [{ from, text, ...event }] },
+    ]);
+    return { id: ids[0]!, status };
+  }
+
+  /**
+   * The person taps the quick reply titled `title` of the last message the Page sent them that offered one:
+   * its text is the title, and the payload is the one the business gave it.
+   */
+  async messengerQuickReply(from: string, title: string): Promise<{ id: string; status: number }> {
+    const offered = this.sent
+      .filter((m) => m.channel === "messenger" && m.to === from)
+      .flatMap((m) => m.quickReplies ?? [])
+      .filter((reply) => reply.title === title)
+      .at(-1);
+    if (!offered) throw new Error(`no quick reply titled ${title} was offered to ${from}`);
+    const { ids, status } = await this.messengerWebhook([
+      { messaging: [{ from, text: title, quickReplyPayload: offered.payload }] },
     ]);
     return { id: ids[0]!, status };
   }
