@@ -283,7 +283,7 @@ describe("a tool call that needs approval", () => {
   /** The model's replies the widget has shown with this text. */
   const replies = (client: WidgetClient, text: string) => client.agentMessages().filter((m) => m.text === text);
 
-  it.each(["yes", "Yes!", "Sí", "¡si!"])(
+  it.each(["yes", "Yes!", "Sí", "¡SÍ!", "si"])(
     "a typed %j answers the question as the Yes button does: the backend is called once, after the model sees the answer",
     async (typed) => {
       const { client, job } = await askedOnWidget(`typed-${typed}`);

@@ -110,7 +110,9 @@ export async function answeredApprovals(
        SELECT coalesce(
          (SELECT t.payload->>'payload' FROM "TurnInput" t
           WHERE q."answeredBy" <> q.id AND t."messageId" = q."answeredBy" AND t.kind = 'user_message' LIMIT 1),
-         (SELECT CASE WHEN lower(trim(both ' .!¡' FROM u.text)) IN ('yes', 'y', '1', 'sí', 'si') THEN 'yes'
+         -- "SÍ" is translated by hand: lower() leaves it under a database in the C locale.
+         (SELECT CASE WHEN translate(lower(trim(both ' .!¡' FROM u.text)), 'Í', 'í') IN ('yes', 'y', '1', 'sí', 'si')
+                      THEN 'yes'
                       WHEN lower(trim(both ' .!¡' FROM u.text)) IN ('no', 'n', '2') THEN 'no' END
           FROM "Message" u WHERE q."answeredBy" IS NULL AND u."conversationId" = q."conversationId"
             AND u.role = 'user' AND u.seq > q.seq AND u.text IS NOT NULL
