@@ -2,7 +2,7 @@
 // that accepts jobs and keeps their callback URLs, widget sessions, the floor, and the process's memory.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import type { Server } from "node:http";
 import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -208,6 +208,8 @@ async function freePort(): Promise<number> {
 /** The floor: the same parts with nothing on top, on its own database. */
 export async function withFloor<T>(work: (url: string) => Promise<T>): Promise<T | undefined> {
   const floorDir = FLOOR_DIR;
+  if (!existsSync(path.join(floorDir, "server.mjs")))
+    throw new Error(`no floor at ${floorDir}: set FLOOR_DIR to the floor's folder, or pass --no-floor`);
   const admin = new pg.Client({ connectionString: BASE_DATABASE_URL });
   await admin.connect();
   const exists = await admin.query("SELECT 1 FROM pg_database WHERE datname = 'floor'");
@@ -234,8 +236,11 @@ export async function withFloor<T>(work: (url: string) => Promise<T>): Promise<T
     });
     return await work(`http://127.0.0.1:${port}`);
   } finally {
-    server.kill("SIGTERM");
-    await once(server, "exit");
+    // A floor that already exited (it failed to start) has no exit left to wait for.
+    if (server.exitCode === null && server.signalCode === null) {
+      server.kill("SIGTERM");
+      await once(server, "exit");
+    }
   }
 }
 
