@@ -148,7 +148,10 @@ export async function pool<T>(items: T[], limit: number, work: (item: T) => Prom
   );
 }
 
-/** `n` new anonymous widget sessions (50 opened at a time), as the widget opens one. */
+/**
+ * `n` new anonymous widget sessions (50 opened at a time), as the widget opens one; their conversations made at
+ * once (`start`), since the load's runtime calls tools in them before anyone writes.
+ */
 export async function widgetSessions(hubUrl: string, n: number): Promise<{ conversationId: string; token: string }[]> {
   const sessions: { conversationId: string; token: string }[] = [];
   await pool(
@@ -158,7 +161,7 @@ export async function widgetSessions(hubUrl: string, n: number): Promise<{ conve
       const res = await fetch(`${hubUrl}/widget/sessions`, {
         method: "POST",
         headers: { "Content-Type": "application/json" },
-        body: "{}",
+        body: '{"start":true}',
       });
       sessions.push((await res.json()) as { conversationId: string; token: string });
     },
