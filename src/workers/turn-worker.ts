@@ -61,6 +61,7 @@ export function startTurnWorker(ctx: HubContext): Worker<TurnData> {
   const worker = new Worker<TurnData>(QUEUE_NAMES.turns, (job) => processHandOff(ctx, job), {
     prefix: ctx.queues.bullmqPrefix,
     connection: ctx.queues.workerConnection(),
+    ...(ctx.queues.telemetry ? { telemetry: ctx.queues.telemetry } : {}),
     concurrency: 16,
   });
   worker.on("error", (error) =>

@@ -243,6 +243,7 @@ export function startWebhookWorker(ctx: HubContext): Worker {
     {
       prefix: ctx.queues.bullmqPrefix,
       connection: ctx.queues.workerConnection(),
+      ...(ctx.queues.telemetry ? { telemetry: ctx.queues.telemetry } : {}),
       concurrency: 8,
     },
   );
