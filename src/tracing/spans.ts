@@ -1,11 +1,12 @@
 // The spans of the hub's own concepts (turn, agent, safeguard, callback, route, send). Through the
 // OpenTelemetry API only: with no SDK loaded (tracing off) each is a non-recording span that costs a call.
-import { SpanStatusCode, trace, type Attributes, type Link, type Span } from "@opentelemetry/api";
+import { SpanStatusCode, trace, type Attributes, type Link, type Span, type SpanKind } from "@opentelemetry/api";
 import { captureContent } from "./tracing-env.js";
 
 export const tracer = trace.getTracer("chat-delivery-hub");
 
 export interface SpanOptions {
+  kind?: SpanKind;
   attributes?: Attributes;
   links?: Link[];
   /** A trace of its own (a turn, a send): its causes are links, not a parent. */
@@ -45,4 +46,15 @@ export async function inSpan<T>(name: string, options: SpanOptions, work: (span:
 export function setContent(span: Span, key: string, value: unknown): void {
   if (!captureContent || !span.isRecording()) return;
   span.setAttribute(key, typeof value === "string" ? value : JSON.stringify(value ?? null));
+}
+
+/** `inSpan` for synchronous work (a token's check). */
+export function inSpanSync<T>(name: string, attributes: Attributes, work: (span: Span) => T): T {
+  return tracer.startActiveSpan(name, { attributes }, (span) => {
+    try {
+      return work(span);
+    } finally {
+      span.end();
+    }
+  });
 }

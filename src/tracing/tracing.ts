@@ -1,7 +1,7 @@
 // The OpenTelemetry SDK, started before the hub's modules are loaded (src/main.ts) when an OTLP endpoint is
 // configured: spans of the hub's own concepts (src/tracing/spans.ts), and those of OpenTelemetry's maintained
-// instrumentations for HTTP, PostgreSQL and ioredis (BullMQ's come through its telemetry option, queues.ts),
-// exported over OTLP/HTTP. Nothing of this is loaded when tracing is off.
+// instrumentations for HTTP (node:http and fetch), PostgreSQL and ioredis (BullMQ's come through its telemetry
+// option, queues.ts), exported over OTLP/HTTP. Nothing of this is loaded when tracing is off.
 import { register } from "node:module";
 import { context, propagation, trace } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
@@ -16,6 +16,7 @@ import { registerInstrumentations } from "@opentelemetry/instrumentation";
 import { HttpInstrumentation } from "@opentelemetry/instrumentation-http";
 import { IORedisInstrumentation } from "@opentelemetry/instrumentation-ioredis";
 import { PgInstrumentation } from "@opentelemetry/instrumentation-pg";
+import { UndiciInstrumentation } from "@opentelemetry/instrumentation-undici";
 import { defaultResource, detectResources, envDetector, resourceFromAttributes } from "@opentelemetry/resources";
 import {
   BatchSpanProcessor,
@@ -87,6 +88,18 @@ export function startTracing(): void {
         ignoreIncomingRequestHook: (request) => /^\/(metrics|healthz|readyz)\b/.test(request.url ?? ""),
         // The exporter's own posts would trace themselves.
         ignoreOutgoingRequestHook: (options) => outgoingUrl(options).includes("/v1/traces"),
+      }),
+      // fetch (the hub's calls to tool backends, the Graph API, push services, the model's API).
+      new UndiciInstrumentation({
+        startSpanHook: (request) => {
+          const [path, query] = redactTarget(request.path);
+          return {
+            "url.full": redactUrl(`${request.origin}${request.path}`),
+            "url.path": path,
+            "url.query": query ?? "",
+          };
+        },
+        ignoreRequestHook: (request) => request.path.startsWith("/v1/traces"),
       }),
       new PgInstrumentation({
         // The statement (with its $n placeholders), never the values bound to it.
