@@ -31,6 +31,8 @@ export interface ReceivedSpan {
 export interface OtlpReceiver {
   url: string;
   spans: ReceivedSpan[];
+  /** How many spans it decoded (kept in `spans` too, unless started with `keep: false`). */
+  count: number;
   /** Every request body as posted (for "nothing secret anywhere in what was sent"). */
   bodies: string[];
   /** Requests that were not OTLP JSON traces (a wrong path or content type): none expected. */
@@ -59,10 +61,13 @@ async function read(req: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
-export async function startOtlpReceiver(): Promise<OtlpReceiver> {
+/** `keep: false` (a bench): spans are decoded and counted, not kept. */
+export async function startOtlpReceiver(options: { keep?: boolean } = {}): Promise<OtlpReceiver> {
+  const keep = options.keep ?? true;
   const receiver: OtlpReceiver = {
     url: "",
     spans: [],
+    count: 0,
     bodies: [],
     refused: [],
     stop: async () => {
@@ -77,7 +82,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
         res.writeHead(415).end();
         return;
       }
-      receiver.bodies.push(body);
+      if (keep) receiver.bodies.push(body);
       const decoded = JSON.parse(body) as {
         resourceSpans?: {
           resource?: { attributes?: KeyValue[] };
@@ -88,6 +93,8 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
         const resource = attributesOf(resourceSpans.resource?.attributes);
         for (const scopeSpans of resourceSpans.scopeSpans ?? []) {
           for (const span of scopeSpans.spans ?? []) {
+            receiver.count += 1;
+            if (!keep) continue;
             receiver.spans.push({
               traceId: id(span.traceId),
               spanId: id(span.spanId),
