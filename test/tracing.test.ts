@@ -4,11 +4,14 @@
 // receiver decodes must hold the conversation as connected traces — the turn with its model span and token
 // counts, the callback, the send, and the link from the job's start to its result across the restart — and,
 // by default, no message text and no secret in any attribute.
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeOpenAI } from "./support/fake-openai.js";
 import type { FakeLlm, LlmAnswer } from "./support/fake-llm.js";
 import { GUIDE, guideModel, THERAPISTS } from "./support/guide-model.js";
-import { spawnHub, type HubProcess } from "./support/hub-process.js";
+import { root, spawnHub, type HubProcess } from "./support/hub-process.js";
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from "./support/otlp-receiver.js";
 import { clearRedisPrefix, eventually } from "./support/services.js";
 import { apiCall, CALLBACK_SECRET, CONSOLE_API_KEY, HUB_API_KEY, testHubEnv } from "./support/test-hub.js";
@@ -202,5 +205,27 @@ describe("traces exported over OTLP/HTTP", () => {
     }
     const everything = receiver.bodies.join("\n");
     for (const secret of secrets) expect(everything).not.toContain(secret);
+  }, 300_000);
+
+  it("off, loads no part of the OpenTelemetry SDK; on, loads it", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "hub-loaded-"));
+    /** The SDK's modules a hub process loaded, with the endpoint given. */
+    const sdkLoaded = async (endpoint: string) => {
+      const file = path.join(dir, endpoint ? "on.txt" : "off.txt");
+      const hub = spawnHub(
+        { ...env, PORT: "0", OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, LOADED_MODULES_FILE: file },
+        undefined,
+        { compiled: true, nodeArgs: ["--import", path.join(root, "test/support/loaded-modules.mjs")] },
+      );
+      hubs.push(hub);
+      await hub.waitFor("chat-delivery-hub is running", HOUR.timeout);
+      expect(await hub.stop()).toBe(0);
+      const urls = readFileSync(file, "utf8").split("\n");
+      // The hub itself was seen loading (the record is not empty by accident).
+      expect(urls.some((url) => url.endsWith("/dist/serve.js"))).toBe(true);
+      return urls.filter((url) => /@opentelemetry\/(sdk-|exporter-|instrumentation|resources|context-)/.test(url));
+    };
+    expect(await sdkLoaded("")).toEqual([]);
+    expect((await sdkLoaded(receiver.url)).join("\n")).toMatch(/@opentelemetry\/sdk-trace/);
   }, 300_000);
 });
