@@ -116,8 +116,10 @@ describe("traces exported over OTLP/HTTP", () => {
     );
     const turn = only(turns, "the opening's turn");
     expect(turn.parentSpanId).toBe("");
-    const requested = turn.links.map((link) => byId.get(link.spanId)?.name);
-    expect(requested).toContain("turn.request");
+    // The person's message: committed, then its turn asked for.
+    const requested = turn.links.map((link) => byId.get(link.spanId));
+    expect(requested.map((span) => span?.name)).toEqual(["turn.request"]);
+    expect(byId.get(requested[0]!.parentSpanId)?.name).toBe("inbound.message");
     const agent = only(childrenOf(turn, "agent"), "the agent's span");
     // The model called twice (the call, then its words on the placeholder), each with its tokens and finish.
     const calls = childrenOf(agent, "chat gpt-4o-mini");
