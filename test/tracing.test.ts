@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeOpenAI } from "./support/fake-openai.js";
+import { FakeGraph, metaEnvFor } from "./support/fake-graph.js";
 import type { FakeLlm, LlmAnswer } from "./support/fake-llm.js";
 import { GUIDE, guideModel, THERAPISTS } from "./support/guide-model.js";
 import { root, spawnHub, type HubProcess } from "./support/hub-process.js";
@@ -207,6 +208,75 @@ describe("traces exported over OTLP/HTTP", () => {
     }
     const everything = receiver.bodies.join("\n");
     for (const secret of secrets) expect(everything).not.toContain(secret);
+  }, 300_000);
+
+  it("traces a WhatsApp send: its route decision, the Graph API's call, and Meta's status update", async () => {
+    const appSecret = "app-secret-for-tests";
+    const graph = await new FakeGraph({ appSecret }).start();
+    try {
+      const meta = metaEnvFor(graph, appSecret);
+      const hub = spawnHub(
+        {
+          ...env,
+          PORT: "0",
+          META_APP_SECRET: appSecret,
+          WA_PHONE_NUMBER_ID: meta.WA_PHONE_NUMBER_ID!,
+          WA_ACCESS_TOKEN: meta.WA_ACCESS_TOKEN!,
+          GRAPH_API_URL: meta.GRAPH_API_URL!,
+          GRAPH_API_VERSION: meta.GRAPH_API_VERSION!,
+        },
+        undefined,
+        { compiled: true },
+      );
+      hubs.push(hub);
+      await hub.waitFor("chat-delivery-hub is running", HOUR.timeout);
+      graph.hubWebhookUrl = `${hub.url()}/webhooks/meta`;
+      const person = "56911112222";
+      expect((await graph.whatsappInbound(person, GUIDE.status)).status).toBe(200);
+      const sent = await eventually(() => graph.sent.find((message) => message.to === person), "the reply", 60_000);
+      expect(sent.text).toBe("Still on it.");
+      expect(await graph.whatsappStatus(sent.id, "delivered")).toBe(200);
+      const pid = String(hub.child.pid);
+      await eventually(
+        () => receiver.spans.some((span) => span.pid === pid && span.name === "send.status"),
+        "the status update's span",
+        60_000,
+      );
+      expect(await hub.stop()).toBe(0);
+
+      const spans = receiver.spans.filter((span) => span.pid === pid);
+      const childrenOf = (parent: ReceivedSpan, name?: string) =>
+        spans.filter((span) => span.parentSpanId === parent.spanId && (!name || span.name === name));
+      const sends = spans.filter((span) => span.name === "send" && span.attributes["hub.channel"] === "whatsapp");
+      expect(sends).toHaveLength(1);
+      const send = sends[0]!;
+      expect(send.attributes["hub.message.status"]).toBe("sent");
+      expect(childrenOf(send, "route")[0]?.attributes).toMatchObject({
+        "hub.route.action": "send",
+        "hub.route.reason": "window_open",
+      });
+      const call = childrenOf(send, "channel.send")[0]!;
+      expect(call.attributes["hub.send.status"]).toBe("sent");
+      // The Graph API's call (axios, on node:http), by the HTTP instrumentation, under the channel's send.
+      const graphCall = childrenOf(call).find((span) => span.scope === "@opentelemetry/instrumentation-http");
+      expect(graphCall?.attributes).toMatchObject({
+        "http.request.method": "POST",
+        "url.full": `${graph.url}/${graph.version}/${graph.phoneNumberId}/messages`,
+        "http.response.status_code": 200,
+      });
+      const status = spans.find((span) => span.name === "send.status");
+      expect(status?.attributes).toMatchObject({ "hub.channel": "whatsapp", "hub.send.status": "delivered" });
+
+      // Neither the person's number nor what was said, nor the access token or the app's secret.
+      const secrets = [person, GUIDE.status, "Still on it.", meta.WA_ACCESS_TOKEN!, appSecret];
+      for (const span of spans) {
+        const values = JSON.stringify([span.attributes, span.status.message ?? ""]);
+        for (const secret of secrets) expect(values, `${span.name}: ${secret}`).not.toContain(secret);
+      }
+      for (const secret of secrets) expect(receiver.bodies.join("\n")).not.toContain(secret);
+    } finally {
+      await graph.stop();
+    }
   }, 300_000);
 
   it("off, loads no part of the OpenTelemetry SDK; on, loads it", async () => {

@@ -89,7 +89,7 @@ export function startTracing(): void {
         // The exporter's own posts would trace themselves.
         ignoreOutgoingRequestHook: (options) => outgoingUrl(options).includes("/v1/traces"),
       }),
-      // fetch (the hub's calls to tool backends, the Graph API, push services, the model's API).
+      // fetch (the hub's calls to tool backends, push services, the model's API; the Graph API's go by axios, on http).
       new UndiciInstrumentation({
         startSpanHook: (request) => {
           const [path, query] = redactTarget(request.path);
