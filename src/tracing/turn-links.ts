@@ -5,6 +5,11 @@ import { trace, type Link } from "@opentelemetry/api";
 
 /** Links kept per conversation at most (a burst of requests: the first ones tell enough). */
 const KEPT = 8;
+/**
+ * Conversations remembered at most: a process whose turns run elsewhere (role web, a hand-off) never takes
+ * theirs, so the oldest are forgotten.
+ */
+const CONVERSATIONS = 10_000;
 const waiting = new Map<string, Link[]>();
 
 /** Remembers the active span as one that asked for this conversation's turn (nothing when not traced). */
@@ -12,6 +17,7 @@ export function noteTurnRequest(conversationId: string): void {
   const span = trace.getActiveSpan();
   if (!span?.isRecording()) return;
   const links = waiting.get(conversationId) ?? [];
+  if (links.length === 0 && waiting.size >= CONVERSATIONS) waiting.delete(waiting.keys().next().value!);
   if (links.length < KEPT) links.push({ context: span.spanContext(), attributes: { "hub.link": "turn request" } });
   waiting.set(conversationId, links);
 }
