@@ -5,7 +5,8 @@
 /** A segment that could be a credential: long, or a signed token (dots, base64url), and not a UUID or a word. */
 function secretLike(segment: string): boolean {
   if (/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(segment)) return false;
-  if (/^v\d+(\.\d+)?$/.test(segment) || /^[a-z][a-z-]*$/.test(segment)) return false;
+  // A version, or a word of the route (`socket.io`, `widget.js`): no digits, no capitals.
+  if (/^v\d+(\.\d+)?$/.test(segment) || /^[a-z][a-z.-]{0,31}$/.test(segment)) return false;
   return segment.length >= 16 || /[.~%]/.test(segment);
 }
 
