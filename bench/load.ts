@@ -5,7 +5,11 @@
 // (../shared/floor: the same parts with nothing on top) with the same N, R, D in the same run.
 // With --events-delay <ms>[,<ms>…] it runs the hub again after that, once per delay: with EVENTS_URL pointing
 // at a local receiver that answers each outgoing event after that delay (docs/events.md).
+// With --traces it runs the hub again with OTEL_EXPORTER_OTLP_ENDPOINT pointing at a local OTLP/HTTP receiver
+// (docs/operations.md: Tracing), and prints both runs side by side: delivery, latency, the hub's CPU seconds
+// per thousand results, its memory and the spans received.
 //   npm run bench:load -- --widgets 1000 --rate 200 --seconds 10 [--at-once 1] [--no-floor] [--events-delay 5000]
+//     [--traces]
 import { once } from "node:events";
 import { writeFileSync } from "node:fs";
 import { createServer } from "node:http";
@@ -24,6 +28,7 @@ import {
   widgetSessions,
   withFloor,
 } from "./support/bench-hub.js";
+import { startOtlpReceiver } from "../test/support/otlp-receiver.js";
 
 const { values } = parseArgs({
   options: {
@@ -33,6 +38,7 @@ const { values } = parseArgs({
     "at-once": { type: "string", default: "1" },
     "no-floor": { type: "boolean", default: false },
     "events-delay": { type: "string" },
+    traces: { type: "boolean", default: false },
   },
 });
 const N = Number(values.widgets);
@@ -88,6 +94,15 @@ try {
       await receiver.stop();
     }
   }
+  if (values.traces) {
+    const receiver = await startOtlpReceiver({ keep: false });
+    try {
+      const figures = await runHub({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_SERVICE_NAME: "hub-bench" });
+      runs["hub, traces exported"] = { ...figures, spansReceived: receiver.count };
+    } finally {
+      await receiver.stop();
+    }
+  }
   const floor = values["no-floor"]
     ? undefined
     : await withFloor((url) =>
@@ -111,6 +126,36 @@ try {
         }
       : {}),
   });
+  if (values.traces) {
+    // The cost of tracing: the same load with and without an exporter, side by side.
+    const cost = (figures: Record<string, unknown>) => {
+      const cpu = (figures.cpuSeconds as { hub?: number } | undefined)?.hub ?? 0;
+      const received = typeof figures.received === "number" ? figures.received : 0;
+      return {
+        rate: figures.rate,
+        p50: figures.p50,
+        p95: figures.p95,
+        p99: figures.p99,
+        "hub CPU s": cpu,
+        "hub CPU ms / result": received > 0 ? +((cpu * 1000) / received).toFixed(2) : null,
+        "hub RSS MB": figures.rssAfterMb,
+        spans: figures.spansReceived ?? 0,
+      };
+    };
+    const off = cost(runs.hub!);
+    const on = cost(runs["hub, traces exported"]!);
+    console.log("\ntracing: the same load without and with an OTLP exporter (a local receiver)");
+    console.table({
+      "tracing off": off,
+      "tracing on": on,
+      "on / off": Object.fromEntries(
+        Object.keys(off).map((key) => [
+          key,
+          key === "spans" ? null : ratio(on[key as keyof typeof on], off[key as keyof typeof off]),
+        ]),
+      ),
+    });
+  }
   for (const [name, figures] of Object.entries(runs))
     console.log(
       `${name}: callback answers (first try):`,

@@ -1,5 +1,7 @@
 // BullMQ queues on one Redis. Queues carry ids only; workers re-read state from the database.
-import { Queue, type ConnectionOptions } from "bullmq";
+import { Queue, type ConnectionOptions, type Telemetry } from "bullmq";
+import { BullMQOtel } from "bullmq-otel";
+import { tracingWanted } from "./tracing/tracing-env.js";
 import type { TurnData } from "./delivery/turn-schedule.js";
 import type { PushJob } from "./push/push.js";
 import { openRedis, queuePrefixFor, type RedisTarget, type RedisClient } from "./redis-target.js";
@@ -25,6 +27,11 @@ export interface Queues {
   turns: Queue<TurnData>;
   webhooks: Queue;
   pushes: Queue<PushJob>;
+  /**
+   * BullMQ's OpenTelemetry (bullmq-otel) when the hub traces, else undefined: given to every queue and worker, it
+   * carries a producer's trace context with the job to the worker that runs it.
+   */
+  telemetry: Telemetry | undefined;
   /** A fresh connection for a Worker (BullMQ workers block, so each needs its own). */
   workerConnection(): ConnectionOptions;
   /**
@@ -81,8 +88,9 @@ export async function openQueues(
   redis.on("error", () => {}); // reconnection is automatic; readiness is reported by /readyz
   const connections: RedisClient[] = [redis];
   const bullmqPrefix = queuePrefixFor(target, prefix);
+  const telemetry = tracingWanted() ? new BullMQOtel({ tracerName: "bullmq" }) : undefined;
   const make = <T>(name: string) => {
-    const queue = new Queue<T>(name, { connection: redis, prefix: bullmqPrefix });
+    const queue = new Queue<T>(name, { connection: redis, prefix: bullmqPrefix, ...(telemetry ? { telemetry } : {}) });
     // Its connection's errors, each of them (BullMQ prints them to stderr when nobody listens): an outage is
     // logged once and counted by the watch instead.
     queue.on("error", () => undefined);
@@ -100,6 +108,7 @@ export async function openQueues(
     turns,
     webhooks,
     pushes,
+    telemetry,
     workerConnection() {
       const connection = watch.watch(openRedis(target, redisOptions()), "worker");
       connection.on("error", () => {});

@@ -2,6 +2,7 @@
 // id) with everything that waited for them released (delivery-state.ts), and a turn asked for.
 import type { DeliveryState, InboundMessage, InboundOutcome } from "../delivery/delivery-state.js";
 import { requestTurn, type EffectsContext } from "../delivery/effects.js";
+import { inSpan } from "../tracing/spans.js";
 
 export type { InboundMessage, InboundOutcome };
 
@@ -11,8 +12,13 @@ export type TurnRequestDeps = Pick<EffectsContext, "turns" | "warnRepeated">;
 /** What recording the person's message needs. */
 export type InboundDeps = TurnRequestDeps & { delivery: Pick<DeliveryState, "commitInbound"> };
 
-export async function receiveUserMessage(ctx: InboundDeps, inbound: InboundMessage): Promise<InboundOutcome> {
-  const outcome = await ctx.delivery.commitInbound(inbound);
-  if ("created" in outcome && outcome.created) await requestTurn(ctx, inbound.conversationId);
-  return outcome;
+export function receiveUserMessage(ctx: InboundDeps, inbound: InboundMessage): Promise<InboundOutcome> {
+  // A span of its own (a socket event has no request span to sit under): commit → turn request.
+  return inSpan("inbound.message", { attributes: { "hub.conversation.id": inbound.conversationId } }, async (span) => {
+    const outcome = await ctx.delivery.commitInbound(inbound);
+    const created = "created" in outcome && outcome.created;
+    span.setAttribute("hub.inbound.created", created);
+    if (created) await requestTurn(ctx, inbound.conversationId);
+    return outcome;
+  });
 }

@@ -18,6 +18,7 @@ import { attachmentsOf, type Attachment } from "../conversations/attachments.js"
 import type { ConversationRow, MessageRow } from "./rows.js";
 import { route, type RouteConversation } from "./route.js";
 import { jobTool } from "../tools/tool-definition.js";
+import { inSpan, inSpanSync } from "../tracing/spans.js";
 
 /** A conversation changing under the same message more often than this is not worth chasing further. */
 const MAX_REROUTES = 5;
@@ -64,7 +65,27 @@ const failed = (outcome: { code: string; title?: string | undefined }): Recorded
   reason: `${outcome.code}${outcome.title ? ` ${outcome.title}` : ""}`,
 });
 
-export async function deliver(ctx: DeliverDeps, start: ConversationRow, given: MessageRow): Promise<MessageRow> {
+/** One outgoing message, in a `send` span: its route decision, the channel's call, the recorded outcome. */
+export function deliver(ctx: DeliverDeps, start: ConversationRow, given: MessageRow): Promise<MessageRow> {
+  return inSpan(
+    "send",
+    {
+      attributes: {
+        "hub.conversation.id": start.id,
+        "hub.channel": start.channel,
+        "hub.message.id": given.id,
+        ...(given.jobId ? { "hub.job.id": given.jobId } : {}),
+      },
+    },
+    async (span) => {
+      const sent = await deliverMessage(ctx, start, given);
+      span.setAttribute("hub.message.status", sent.status);
+      return sent;
+    },
+  );
+}
+
+async function deliverMessage(ctx: DeliverDeps, start: ConversationRow, given: MessageRow): Promise<MessageRow> {
   let conversation = start;
   let message = given;
   const author = message.role === "human" ? "human" : "agent";
@@ -72,13 +93,25 @@ export async function deliver(ctx: DeliverDeps, start: ConversationRow, given: M
   for (let attempt = 0; ; attempt++) {
     // Whether a template could bring the person back; which one is looked up only when it is needed.
     const templates = author === "agent" && Boolean(channel?.sendTemplate);
-    const decided = route(routeConversation(ctx, conversation, templates), { author }, ctx.now());
+    const decided = inSpanSync("route", { "hub.channel": conversation.channel }, (span) => {
+      const made = route(routeConversation(ctx, conversation, templates), { author }, ctx.now());
+      span.setAttributes({ "hub.route.action": made.action, "hub.route.reason": made.reason });
+      return made;
+    });
     let recorded: Recorded;
     let guarded = false;
     if (decided.action === "push" || decided.action === "send") {
-      const outcome: SendOutcome = await channel!.send(conversation, message, {
-        humanAgentTag: decided.reason === "human_agent_tag",
-      });
+      const outcome: SendOutcome = await inSpan(
+        "channel.send",
+        { attributes: { "hub.channel": conversation.channel } },
+        async (span) => {
+          const sent = await channel!.send(conversation, message, {
+            humanAgentTag: decided.reason === "human_agent_tag",
+          });
+          span.setAttribute("hub.send.status", sent.status);
+          return sent;
+        },
+      );
       if (outcome.status === "window_closed") {
         // The channel knows better than our clock: the window is closed. Remember it and decide again.
         conversation = await ctx.delivery.markWindowClosed(conversation.id);
@@ -98,7 +131,11 @@ export async function deliver(ctx: DeliverDeps, start: ConversationRow, given: M
       const chosen = await templateFor(ctx, conversation, message);
       const template = chosen?.template;
       if (template) {
-        const sent: TemplateOutcome = await channel!.sendTemplate!(conversation, template);
+        const sent: TemplateOutcome = await inSpan(
+          "channel.send_template",
+          { attributes: { "hub.channel": conversation.channel, "hub.template.name": template.name } },
+          () => channel!.sendTemplate!(conversation, template),
+        );
         if (sent.status === "failed") recorded = failed(sent);
         else {
           // The file went with the template: the rest follows the person's answer, that one not again.

@@ -6,6 +6,8 @@ import { errorKey, type ThrottledLog } from "../log-throttle.js";
 import type { Change, Changes } from "./changes.js";
 import type { MessageRow } from "./rows.js";
 import type { TurnSchedule } from "./turn-schedule.js";
+import { inSpan } from "../tracing/spans.js";
+import { noteTurnRequest } from "../tracing/turn-links.js";
 
 /** What the effects of a commit need: the bus, the turn schedule, and a warning that repeats quietly. */
 export interface EffectsContext {
@@ -57,13 +59,17 @@ export async function requestTurn(
   conversationId: string,
   log: Record<string, unknown> = {},
 ): Promise<void> {
-  await ctx.turns
-    .request(conversationId)
-    .catch((error: unknown) =>
-      ctx.warnRepeated(
-        `request:${errorKey(error)}`,
-        { err: error, conversation_id: conversationId, ...log },
-        "turn not requested; the sweep will",
-      ),
-    );
+  await inSpan("turn.request", { attributes: { "hub.conversation.id": conversationId } }, async () => {
+    // The turn, a trace of its own, links back here.
+    noteTurnRequest(conversationId);
+    await ctx.turns
+      .request(conversationId)
+      .catch((error: unknown) =>
+        ctx.warnRepeated(
+          `request:${errorKey(error)}`,
+          { err: error, conversation_id: conversationId, ...log },
+          "turn not requested; the sweep will",
+        ),
+      );
+  });
 }

@@ -26,6 +26,9 @@ import type { ConversationRow, TurnInputRow } from "./rows.js";
 import { settleApprovalAnswers } from "../jobs/approval.js";
 import type { JobDeps } from "../jobs/job-deps.js";
 import { readTurnSnapshot, type TurnSnapshot } from "./turn-snapshot.js";
+import { trace } from "@opentelemetry/api";
+import { inSpan } from "../tracing/spans.js";
+import { linksTo } from "../tracing/job-trace.js";
 
 /**
  * What a turn needs: the agent, and what delivering, giving notices, setting stale results aside and handing
@@ -67,6 +70,12 @@ export async function runTurn(ctx: TurnDeps, conversationId: string): Promise<vo
     snapshot.inputs.filter((input) => !stale.includes(input)),
   );
   if (inputs.length === 0) return;
+  const span = trace.getActiveSpan();
+  if (span?.isRecording()) {
+    span.setAttributes({ "hub.channel": conversation.channel, "hub.turn.inputs": inputs.map((input) => input.kind) });
+    // A result's turn: linked to the span that started its job, hours and processes ago maybe.
+    for (const input of inputs) span.addLinks(linksTo(input.payload.traceParent, "job start"));
+  }
 
   if (conversation.control === "human") {
     const held = await ctx.delivery.holdInputs(conversationId, inputs);
@@ -85,7 +94,11 @@ export async function runTurn(ctx: TurnDeps, conversationId: string): Promise<vo
   try {
     let reply: TurnReply;
     try {
-      reply = await ctx.agent.runTurn(request);
+      reply = await inSpan(
+        "agent",
+        { attributes: { "gen_ai.operation.name": "invoke_agent", "hub.agent.remote": ctx.agent.remote } },
+        () => ctx.agent.runTurn(request),
+      );
     } catch (error) {
       // The turn is retried with its inputs; meanwhile a person waiting for an answer is told why none comes.
       if (error instanceof AgentUnavailableError) await tellAgentUnavailable(ctx, conversation, inputs);

@@ -16,6 +16,9 @@ import { commitResult, type ResultCommit } from "./result-commit.js";
 import type { JobRow } from "./job-row.js";
 import { jobTool, type ToolDefinition } from "../tools/tool-definition.js";
 import canonicalize from "canonicalize";
+import { trace } from "@opentelemetry/api";
+import { inSpan } from "../tracing/spans.js";
+import { linksTo } from "../tracing/job-trace.js";
 
 export const PROGRESS_KEPT = 50;
 export const NOTIFY_LIMIT = 16;
@@ -91,16 +94,20 @@ export async function handleCallback(
   if (!job) throw await committed(missingJob(sql, jobId, unknownJob));
   const log = { conversation_id: job.conversationId, job_id: job.id, tool: job.tool };
   if (job.status !== "running") throw jobEnded(job.status);
-  const outcome = await committed(
-    commitProgress(sql, {
-      jobId,
-      text: body.progress,
-      notify: body.notify === true,
-      notifyLimit: NOTIFY_LIMIT,
-      kept: PROGRESS_KEPT,
-      payload: { jobId, tool: job.tool, toolCallId: job.toolCallId, progress: body.progress },
-      at: ctx.now(),
-    }),
+  trace.getActiveSpan()?.setAttribute("hub.callback.kind", "progress");
+  trace.getActiveSpan()?.addLinks(linksTo(job.traceParent, "job start"));
+  const outcome = await inSpan("callback.commit", {}, () =>
+    committed(
+      commitProgress(sql, {
+        jobId,
+        text: body.progress,
+        notify: body.notify === true,
+        notifyLimit: NOTIFY_LIMIT,
+        kept: PROGRESS_KEPT,
+        payload: { jobId, tool: job.tool, toolCallId: job.toolCallId, progress: body.progress },
+        at: ctx.now(),
+      }),
+    ),
   );
   if (!outcome.running) throw jobEnded("ended");
   ctx.log.info(log, "job progress received");
@@ -150,15 +157,25 @@ async function handleResult(
   const first = known
     ? { definition: jobTool(ctx.tools, known), version: null }
     : { definition: loaded, version: loaded?.version ?? null };
-  let entry = await committed(commitResult(sql, resultCommit(jobId, first.definition, body, at, first.version)));
-  let now: JobRow | undefined;
-  if (!entry) {
-    now = await committed(readJob(sql, jobId));
-    if (now?.status === "running" && first.version !== null) {
-      entry = await committed(commitResult(sql, resultCommit(jobId, jobTool(ctx.tools, now), body, at, null)));
-      if (!entry) now = await committed(readJob(sql, jobId));
+  trace.getActiveSpan()?.setAttribute("hub.callback.kind", "result");
+  const result = await inSpan("callback.commit", {}, async () => {
+    let done = await committed(commitResult(sql, resultCommit(jobId, first.definition, body, at, first.version)));
+    let read: JobRow | undefined;
+    if (!done) {
+      read = await committed(readJob(sql, jobId));
+      if (read?.status === "running" && first.version !== null) {
+        done = await committed(commitResult(sql, resultCommit(jobId, jobTool(ctx.tools, read), body, at, null)));
+        if (!done) read = await committed(readJob(sql, jobId));
+      }
     }
-  }
+    return { done, read };
+  });
+  const now = result.read;
+  const entry = result.done?.entry;
+  // The result, hours and processes after the start: linked to the span that started the job.
+  trace
+    .getActiveSpan()
+    ?.addLinks(linksTo(result.done?.traceParent ?? now?.traceParent ?? known?.traceParent, "job start"));
   if (!entry) {
     // Not running: a duplicate of a result already committed, or a job a timeout or a cancel ended.
     // Gone: its conversation was erased (410, the result is never delivered), or it never was.

@@ -22,7 +22,7 @@ export interface JobDeps {
   /** The effects of a commit (src/delivery/effects.ts). */
   changes: Changes;
   turns: TurnRequester;
-  queues: Pick<Queues, "cancels" | "isReady" | "bullmqPrefix" | "workerConnection">;
+  queues: Pick<Queues, "cancels" | "isReady" | "bullmqPrefix" | "workerConnection" | "telemetry">;
   metrics: Pick<Metrics, "jobsStarted" | "jobsEnded" | "cancelRequests" | "correctedResults">;
   log: Logger;
   warnRepeated: ThrottledLog;

@@ -43,6 +43,8 @@ export interface JobRow {
   endedAt: Date | null;
   /** When retention cleared the ended job's arguments, result and files. */
   dataClearedAt: Date | null;
+  /** The W3C traceparent of the span that started it (null when the hub did not trace): its result links to it. */
+  traceParent: string | null;
   createdAt: Date;
   updatedAt: Date;
 }

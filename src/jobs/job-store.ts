@@ -178,6 +178,8 @@ export async function recordStart(
     /** The tool's definition as it stands now, and its version: the job keeps them whatever a reload changes. */
     toolDefinition: unknown;
     toolVersion: string;
+    /** The span starting it, as a traceparent (src/tracing/job-trace.ts); null when not traced. */
+    traceParent: string | null;
   },
 ): Promise<{ job: JobRow; deduplicated: boolean; question?: MessageRow } | "too_many" | "no_conversation" | "erased"> {
   return sql.transaction(async (tx) => {
@@ -195,10 +197,10 @@ export async function recordStart(
          AND status IN ('running', 'awaiting_approval')),
        job AS (
          INSERT INTO "Job" (id, "conversationId", tool, "toolCallId", arguments, "argsHash", "runningKey", "timeoutAt",
-           "createdAt", "updatedAt", status, "startRequest", approval, "toolDefinition", "toolVersion")
+           "createdAt", "updatedAt", status, "startRequest", approval, "toolDefinition", "toolVersion", "traceParent")
          SELECT $3::uuid, $2::uuid, $4, $5, $6::jsonb, $7, $1, $8::timestamp, $9::timestamp, $9::timestamp,
            CASE WHEN $12::text IS NULL THEN 'running' ELSE 'awaiting_approval' END,
-           CASE WHEN $12::text IS NULL THEN 'sent' ELSE 'held' END, $12::text, $13::jsonb, $14
+           CASE WHEN $12::text IS NULL THEN 'sent' ELSE 'held' END, $12::text, $13::jsonb, $14, $15
          WHERE NOT EXISTS (SELECT 1 FROM existing) AND (SELECT n FROM running) < $10 RETURNING *),
        entry AS (
          INSERT INTO "Message" (id, "conversationId", role, data, "jobId", "toolCallId", "createdAt", "updatedAt")
@@ -222,6 +224,7 @@ export async function recordStart(
         start.approval?.by ?? null,
         json(start.toolDefinition),
         start.toolVersion,
+        start.traceParent,
       ],
     );
     if (row?.existing) return { job: jobFromJson(row.existing), deduplicated: true };

@@ -16,6 +16,7 @@ export async function startJobWorkers(ctx: JobDeps): Promise<Workers> {
     prefix: ctx.queues.bullmqPrefix,
     autorun: true,
     connection: ctx.queues.workerConnection(),
+    ...(ctx.queues.telemetry ? { telemetry: ctx.queues.telemetry } : {}),
     concurrency: 4,
     settings: { backoffStrategy: cancelBackoff(ctx) },
   });

@@ -136,7 +136,7 @@ async function settle(
   outcome: { ok: true; mapped: ToolResult } | { ok: false; reason: string },
 ): Promise<void> {
   const at = ctx.now();
-  const entry = await commitResult(ctx.sql, {
+  const committed = await commitResult(ctx.sql, {
     jobId: job.id,
     status: outcome.ok ? "succeeded" : "failed",
     mapped: outcome.ok ? outcome.mapped : null,
@@ -146,7 +146,8 @@ async function settle(
     at,
     expiresAt: expiresAtFor(jobTool(ctx.tools, job), at),
   });
-  if (!entry) return;
+  if (!committed) return;
+  const { entry } = committed;
   ctx.metrics.jobsEnded.inc({ tool: job.tool, status: outcome.ok ? "succeeded" : "failed" });
   await afterCommit(ctx, {
     changes: [

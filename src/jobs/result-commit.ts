@@ -44,7 +44,7 @@ const COMMIT_RESULTS = `WITH p AS MATERIALIZED (
          -- Mapped by another definition than the job's own (the tool files were reloaded since): not this way.
          AND NOT EXISTS (SELECT 1 FROM first f WHERE f."jobId" = j.id AND f."toolVersion" IS NOT NULL
            AND j."toolVersion" IS NOT NULL AND f."toolVersion" <> j."toolVersion")
-       RETURNING j.id, j."conversationId", j.tool, j."toolCallId",
+       RETURNING j.id, j."conversationId", j.tool, j."toolCallId", j."traceParent",
          CASE WHEN j.attempt > 1 THEN jsonb_build_object('attempt', j.attempt, 'rerunOf', j."rerunOf") ELSE '{}' END AS rerun),
      entry AS (
        INSERT INTO "Message" (id, "conversationId", role, text, data, attachments, "jobId", "toolCallId", status,
@@ -56,25 +56,36 @@ const COMMIT_RESULTS = `WITH p AS MATERIALIZED (
        INSERT INTO "TurnInput" (id, "conversationId", key, kind, "jobId", "messageId", payload, state, "expiresAt",
          "createdAt", "updatedAt")
        SELECT f."inputId", job."conversationId", 'result:' || job.id, f.kind, job.id, f."entryId",
-         jsonb_build_object('jobId', job.id, 'tool', job.tool, 'toolCallId', job."toolCallId") || job.rerun || f.payload,
+         jsonb_build_object('jobId', job.id, 'tool', job.tool, 'toolCallId', job."toolCallId") || job.rerun || f.payload
+           -- The span that started the job, for the turn that gives its result to link back to.
+           || CASE WHEN job."traceParent" IS NULL THEN '{}' ELSE jsonb_build_object('traceParent', job."traceParent") END,
          'pending', f."expiresAt", f.at, f.at
        FROM job JOIN first f ON f."jobId" = job.id ON CONFLICT (key) DO NOTHING RETURNING id)
      SELECT (SELECT row_to_json(entry) FROM entry JOIN first f ON f."entryId" = entry.id
-              WHERE f."jobId" = p."jobId" AND f.n = p.n) AS entry
+              WHERE f."jobId" = p."jobId" AND f.n = p.n) AS entry,
+            (SELECT job."traceParent" FROM job WHERE job.id = p."jobId") AS "traceParent"
      FROM p ORDER BY p.n`;
+
+/** A committed result: its timeline entry, and the traceparent stored with the job when it started. */
+export interface CommittedResult {
+  entry: MessageRow;
+  traceParent: string | null;
+}
 
 /**
  * A job's result (or error result): the job ends, its `tool_result` entry and its input are written — only
  * if it is still running. Undefined when it was not (a concurrent result, a timeout, a cancel won). The
  * input's payload is the job's identity (from its row) with `payload` added.
  */
-export const commitResult = batchedPerStore<SqlQuery, ResultCommit, MessageRow | undefined>(
+export const commitResult = batchedPerStore<SqlQuery, ResultCommit, CommittedResult | undefined>(
   async (sql, results) => {
-    const rows = await sql.query<{ entry: Json | null }>(COMMIT_RESULTS, [
+    const rows = await sql.query<{ entry: Json | null; traceParent: string | null }>(COMMIT_RESULTS, [
       JSON.stringify(results.map((each, n) => resultRow(each, n))),
       results.map((each) => each.jobId),
     ]);
-    return rows.map((row) => (row.entry ? messageFromJson(row.entry) : undefined));
+    return rows.map((row) =>
+      row.entry ? { entry: messageFromJson(row.entry), traceParent: row.traceParent } : undefined,
+    );
   },
   { max: 32, parallel: 2 },
 );

@@ -16,6 +16,8 @@ import { callbackUrl } from "./callback-url.js";
 import { finishImmediately, MAX_RUNNING_JOBS, recordAccepted, recordStart, recordSyncCall } from "./job-store.js";
 import { jobView, type JobView } from "./job-view.js";
 import { approvalQuestion } from "./approval-question.js";
+import { inSpan } from "../tracing/spans.js";
+import { activeTraceParent } from "../tracing/job-trace.js";
 
 export interface ToolCallInput {
   tool: string;
@@ -35,11 +37,22 @@ const argsHashOf = (args: Record<string, unknown>) =>
 export const runningKeyOf = (conversationId: string, tool: string, args: Record<string, unknown>) =>
   `${conversationId}:${tool}:${argsHashOf(args)}`;
 
-export async function startToolCall(
-  ctx: JobDeps,
-  conversationId: string,
-  input: ToolCallInput,
-): Promise<ToolCallOutcome> {
+/** A tool call's start, in a span of its own: the job keeps that span's context, for its result to link to. */
+export function startToolCall(ctx: JobDeps, conversationId: string, input: ToolCallInput): Promise<ToolCallOutcome> {
+  return inSpan(
+    "job.start",
+    { attributes: { "hub.conversation.id": conversationId, "gen_ai.tool.name": input.tool } },
+    async (span) => {
+      const outcome = await startCall(ctx, conversationId, input);
+      if (outcome.status === 202)
+        span.setAttributes({ "hub.job.id": outcome.job.id, "hub.job.status": outcome.job.status });
+      else span.setAttribute("hub.job.status", "immediate");
+      return outcome;
+    },
+  );
+}
+
+async function startCall(ctx: JobDeps, conversationId: string, input: ToolCallInput): Promise<ToolCallOutcome> {
   await requireLiveConversation(ctx.sql, conversationId);
   const conversation = { id: conversationId };
   const tool = ctx.tools.get(input.tool);
@@ -85,6 +98,7 @@ export async function startToolCall(
     // The job keeps the definition it starts with, whatever a reload of the tool files changes later.
     toolDefinition: definitionOf(tool),
     toolVersion: tool.version,
+    traceParent: activeTraceParent(),
   });
   if (started === "no_conversation") throw notFound("conversation");
   if (started === "erased") throw erasedConversation();

@@ -11,6 +11,7 @@ export function startPushWorker(ctx: HubContext): Worker<PushJob> {
   const worker = new Worker<PushJob>(QUEUE_NAMES.pushes, (job) => sendPushes(ctx, job.data.messageId), {
     prefix: ctx.queues.bullmqPrefix,
     connection: ctx.queues.workerConnection(),
+    ...(ctx.queues.telemetry ? { telemetry: ctx.queues.telemetry } : {}),
     concurrency: 8,
   });
   worker.on("error", (error) =>

@@ -12,6 +12,8 @@ import { LEASE_MS, type TurnData, type TurnRunnerOptions } from "../delivery/tur
 import { SendDeferredError } from "../delivery/send-deferred.js";
 import { errorKey } from "../log-throttle.js";
 import { QUEUE_NAMES } from "../queues.js";
+import { inSpan } from "../tracing/spans.js";
+import { takeTurnRequests } from "../tracing/turn-links.js";
 
 /** How this process runs a turn: the turn itself, timed and counted (the context is built after this). */
 export function turnRunner(config: Config, getCtx: () => HubContext): TurnRunnerOptions {
@@ -29,7 +31,16 @@ export function turnRunner(config: Config, getCtx: () => HubContext): TurnRunner
       const ctx = getCtx();
       const timer = ctx.metrics.turnSeconds.startTimer();
       try {
-        await runTurn(ctx, conversationId);
+        // A trace of its own, linked to what asked for it (and, by runTurn, to the starts of the jobs it gives).
+        await inSpan(
+          "turn",
+          {
+            root: true,
+            attributes: { "hub.conversation.id": conversationId },
+            links: takeTurnRequests(conversationId),
+          },
+          () => runTurn(ctx, conversationId),
+        );
         ctx.metrics.turns.inc({ outcome: "ok" });
       } catch (error) {
         ctx.metrics.turns.inc({ outcome: "failed" });
@@ -61,6 +72,7 @@ export function startTurnWorker(ctx: HubContext): Worker<TurnData> {
   const worker = new Worker<TurnData>(QUEUE_NAMES.turns, (job) => processHandOff(ctx, job), {
     prefix: ctx.queues.bullmqPrefix,
     connection: ctx.queues.workerConnection(),
+    ...(ctx.queues.telemetry ? { telemetry: ctx.queues.telemetry } : {}),
     concurrency: 16,
   });
   worker.on("error", (error) =>

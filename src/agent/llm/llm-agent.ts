@@ -36,6 +36,8 @@ import { describeClaims, inventedClaims, withoutClaims, type Claim } from "./saf
 import { safeguardSources } from "./safeguard-sources.js";
 import { modelSeesImages } from "./model-images.js";
 import { timelineEntries } from "./timeline-entries.js";
+import { inModelSpan, inToolSpan } from "./model-spans.js";
+import { inSpan } from "../../tracing/spans.js";
 import { withFiles, type TranscriptFileDeps } from "./transcript-files.js";
 import { appendNotices, buildTranscript, noticeMessages, placeholder, type HubNotice } from "./transcript.js";
 
@@ -93,16 +95,18 @@ export function llmAgent(config: LlmConfig, getCtx: () => LlmAgentDeps): AgentPo
       model: label,
     });
     try {
-      const result = await generateText({
-        model,
-        system: turn.system,
-        messages: turn.messages,
-        tools: turn.tools,
-        // The last step may not call a tool: it has to say something with what it has.
-        toolChoice: turn.lastStep ? "none" : "auto",
-        maxRetries: 0,
-        abortSignal: AbortSignal.timeout(config.timeoutMs),
-      });
+      const result = await inModelSpan(config, turn.step, () =>
+        generateText({
+          model,
+          system: turn.system,
+          messages: turn.messages,
+          tools: turn.tools,
+          // The last step may not call a tool: it has to say something with what it has.
+          toolChoice: turn.lastStep ? "none" : "auto",
+          maxRetries: 0,
+          abortSignal: AbortSignal.timeout(config.timeoutMs),
+        }),
+      );
       const tokensIn = result.usage.inputTokens ?? 0;
       const tokensOut = result.usage.outputTokens ?? 0;
       ctx.metrics.modelRequests.inc({ model: label, outcome: "ok" });
@@ -268,7 +272,7 @@ export function llmAgent(config: LlmConfig, getCtx: () => LlmAgentDeps): AgentPo
         messages.push(...result.response.messages.filter((message) => message.role === "assistant"));
         const parts = [];
         for (const call of result.toolCalls) {
-          const output = await runCall(ctx, conversationId, call, seen, turnCalls);
+          const output = await inToolSpan(call, () => runCall(ctx, conversationId, call, seen, turnCalls));
           parts.push({ type: "tool-result" as const, toolCallId: call.toolCallId, toolName: call.toolName, output });
         }
         messages.push({ role: "tool", content: parts });
@@ -284,55 +288,62 @@ export function llmAgent(config: LlmConfig, getCtx: () => LlmAgentDeps): AgentPo
         throw new ModelUnavailableError("the model answered the person with nothing", undefined);
       const data: Record<string, unknown> = {};
       if (reply) {
-        // This turn's calls are in the timeline by now: read it again when the model made any.
-        const sources = safeguardSources(
-          config.instructions,
-          seen.results.length > 0 ? await timelineEntries(ctx.sql, conversationId) : entries,
-        );
-        let invented = inventedClaims(reply, sources);
-        if (invented.claims.length > 0) {
-          // Once more, told what it made up; what it still states from nowhere is cut out.
-          const again = await complete(ctx, request, {
-            id: turnId,
-            step: config.maxSteps + 1,
-            system,
-            messages: [
-              ...messages,
-              { role: "assistant", content: reply },
-              ...noticeMessages("hub_notice_safeguard", [
-                {
-                  event: "reply withheld",
-                  note:
-                    `Your reply states ${describeClaims(invented)}, which appear in no tool result, no message of ` +
-                    "the person and no instruction. Write the reply again without anything you did not get from " +
-                    "them; the person will not see your previous reply.",
-                },
-              ]),
-            ],
-            tools,
-            lastStep: true,
-          });
-          const retried = again.text.trim() || reply;
-          invented = inventedClaims(retried, sources);
-          reply = invented.claims.length > 0 ? withoutClaims(retried, invented) : retried;
+        // The check for what the model made up, and its one more try, in a span of their own.
+        await inSpan("safeguard", {}, async (span) => {
+          // This turn's calls are in the timeline by now: read it again when the model made any.
+          const sources = safeguardSources(
+            config.instructions,
+            seen.results.length > 0 ? await timelineEntries(ctx.sql, conversationId) : entries,
+          );
+          let invented = inventedClaims(reply, sources);
           if (invented.claims.length > 0) {
-            for (const claim of invented.claims) ctx.metrics.safeguardRemovals.inc({ kind: claim.kind });
-            data.safeguard = {
-              // The first hundred different ones, and in how many places all of them stood.
-              removed: invented.claims.slice(0, MAX_RECORDED_CLAIMS).map(({ kind, text }: Claim) => ({ kind, text })),
-              places: invented.places.count,
-              reason: "stated in no tool result, message or instruction, after one more try",
-            };
-            ctx.log.warn(
-              {
-                conversation_id: conversationId,
-                removed: invented.claims.length,
-                kinds: [...new Set(invented.claims.map((claim) => claim.kind))],
-              },
-              "safeguard removed what the model made up",
-            );
+            // Once more, told what it made up; what it still states from nowhere is cut out.
+            const again = await complete(ctx, request, {
+              id: turnId,
+              step: config.maxSteps + 1,
+              system,
+              messages: [
+                ...messages,
+                { role: "assistant", content: reply },
+                ...noticeMessages("hub_notice_safeguard", [
+                  {
+                    event: "reply withheld",
+                    note:
+                      `Your reply states ${describeClaims(invented)}, which appear in no tool result, no message of ` +
+                      "the person and no instruction. Write the reply again without anything you did not get from " +
+                      "them; the person will not see your previous reply.",
+                  },
+                ]),
+              ],
+              tools,
+              lastStep: true,
+            });
+            const retried = again.text.trim() || reply;
+            invented = inventedClaims(retried, sources);
+            reply = invented.claims.length > 0 ? withoutClaims(retried, invented) : retried;
+            if (invented.claims.length > 0) {
+              for (const claim of invented.claims) ctx.metrics.safeguardRemovals.inc({ kind: claim.kind });
+              data.safeguard = {
+                // The first hundred different ones, and in how many places all of them stood.
+                removed: invented.claims.slice(0, MAX_RECORDED_CLAIMS).map(({ kind, text }: Claim) => ({ kind, text })),
+                places: invented.places.count,
+                reason: "stated in no tool result, message or instruction, after one more try",
+              };
+              ctx.log.warn(
+                {
+                  conversation_id: conversationId,
+                  removed: invented.claims.length,
+                  kinds: [...new Set(invented.claims.map((claim) => claim.kind))],
+                },
+                "safeguard removed what the model made up",
+              );
+            }
           }
-        }
+          span.setAttributes({
+            "hub.safeguard.removed": invented.claims.length,
+            "hub.safeguard.kinds": [...new Set(invented.claims.map((claim) => claim.kind))],
+          });
+        });
       }
       // The files of the results this turn gives go with its reply (named, when the model said nothing).
       const attachments = request.inputs

@@ -15,6 +15,7 @@ import { errorKey } from "../../log-throttle.js";
 import { QUEUE_NAMES } from "../../queues.js";
 import { parseWhatsAppWebhook } from "../whatsapp/whatsapp-webhook.js";
 import type { MetaEvent } from "./meta-event.js";
+import { inSpan } from "../../tracing/spans.js";
 import { parseMessagingWebhook } from "./messaging-webhook.js";
 
 export type WebhookSource = "whatsapp" | "instagram" | "messenger";
@@ -99,7 +100,12 @@ async function applyEvent(ctx: HubContext, event: MetaEvent, receivedAt: Date): 
     return "erased";
   }
   ctx.metrics.metaEvents.inc({ channel: event.channel, outcome: event.kind });
-  if (event.kind === "status") return applyStatus(ctx, event, receivedAt);
+  if (event.kind === "status")
+    return inSpan(
+      "send.status",
+      { attributes: { "hub.channel": event.channel, "hub.send.status": event.status } },
+      () => applyStatus(ctx, event, receivedAt),
+    );
   const target = (externalId: string) => ({ channel: event.channel, account: event.account, externalId });
   // A change can come before the message it names is in, as a status can: waited for, then ignored.
   const unknownTarget = (reason: string) => {
@@ -243,6 +249,7 @@ export function startWebhookWorker(ctx: HubContext): Worker {
     {
       prefix: ctx.queues.bullmqPrefix,
       connection: ctx.queues.workerConnection(),
+      ...(ctx.queues.telemetry ? { telemetry: ctx.queues.telemetry } : {}),
       concurrency: 8,
     },
   );
