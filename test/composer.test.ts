@@ -174,6 +174,37 @@ describe("the built-in composer", () => {
       for (const message of reply.messages) expect(message.text).not.toContain("demo_search");
   });
 
+  it("gives results that come together in one message, apart from its answer to the person", async () => {
+    const result = (job: string, message: string, attachments?: { url: string }[]) => ({
+      type: "tool_result" as const,
+      job,
+      tool: "demo_search",
+      toolCallId: null,
+      result: { message },
+      ...(attachments ? { attachments } : {}),
+    });
+    const A = "00000000-0000-4000-8000-0000000000a1";
+    const B = "00000000-0000-4000-8000-0000000000a2";
+    const PDF = { url: "https://files.example/a.pdf" };
+    const reply = await builtInComposer({ startSearch: () => Promise.reject(new Error("no search")) }).runTurn(
+      request([
+        result(A, "First search done.", [PDF]),
+        { type: "progress", job: B, tool: "demo_search", toolCallId: null, text: "Reviewing 6 therapists" },
+        result(B, "Second search done."),
+        said("thanks!"),
+        result(A, "Third search done."),
+      ]),
+    );
+    expect(reply.messages).toEqual([
+      {
+        text: "First search done.\n\nStill on it: Reviewing 6 therapists\n\nSecond search done.",
+        attachments: [PDF],
+      },
+      { text: "You're welcome!" },
+      { text: "Third search done." },
+    ]);
+  });
+
   it("after a hand-back, gives the held result in a message of its own, and answers small talk briefly", async () => {
     const reply = await builtInComposer({ startSearch: () => Promise.reject(new Error("no search")) }).runTurn(
       request(

@@ -2,8 +2,9 @@
 // It plays the conversation of the tool-backend guide by rules, in Spanish and English (intent.ts): a concern
 // and a place start the search with them, "how's it going?" is answered from the last progress, a question
 // about the result from the result, small talk briefly. It never names a tool: what the person reads is about
-// their request. Each thing it says is a message of its own, so a result given after a hand-back is not
-// joined to anything else; all of a turn's messages are one reply. Pure but for `startSearch`.
+// their request. An answer to the person is a message of its own, so a result given after a hand-back is not
+// joined to it; outcomes of jobs next to each other in a turn are one message; all of a turn's messages are one
+// reply. Pure but for `startSearch`.
 import type { AgentPort, TurnInput, TurnReply, TurnRequest } from "./agent-port.js";
 import { renderData } from "./render-data.js";
 import { MAX_ATTACHMENTS, type Attachment } from "../conversations/attachments.js";
@@ -55,20 +56,34 @@ export function builtInComposer(options: ComposerOptions = {}): AgentPort {
         if (messages.at(-1)?.text === text) return;
         messages.push({ text, ...(attachments?.length ? { attachments } : {}) });
       };
+      // Results (failures, progress) next to each other in the turn are said in one message: each message is a
+      // delivery of its own (routed, emitted, acknowledged), and under a backlog a turn takes many results at
+      // once — one message each made a result's delivery cost about three times as much as it had.
+      let outcomes: { texts: string[]; files: Attachment[] } | undefined;
+      const sayOutcomes = () => {
+        if (outcomes) add(outcomes.texts.join("\n\n"), outcomes.files);
+        outcomes = undefined;
+      };
       let room = MAX_ATTACHMENTS;
       for (const input of request.inputs) {
         if (input.type === "user_message") {
+          sayOutcomes();
           add(await answerUser(request, input.text, options));
         } else if (input.type === "handback") {
+          sayOutcomes();
           if (request.inputs.length === 1) add("I'm back with you. How can I help?");
         } else {
           const sentence = sentenceFor(input);
+          if (!sentence) continue;
           // The files of the result go with the message that gives it (as many as a reply carries).
           const files = input.type === "tool_result" ? (input.attachments ?? []).slice(0, room) : [];
           room -= files.length;
-          if (sentence) add(sentence, files);
+          outcomes ??= { texts: [], files: [] };
+          if (outcomes.texts.at(-1) !== sentence) outcomes.texts.push(sentence);
+          outcomes.files.push(...files);
         }
       }
+      sayOutcomes();
       return { messages };
     },
   };
