@@ -22,10 +22,12 @@ export function checkExpectation(
   expectation: Expectation,
   output: StepOutput,
 ): { expectation: string; passed: boolean; diff?: string } {
-  const said = output.replies.length > 0 ? output.replies.map((reply) => `+ ${reply}`).join("\n") : "+ (no reply)";
+  // A reply of several lines stays one item of the diff: its next lines are indented under it.
+  const item = (sign: "-" | "+", text: string) => `${sign} ${text.replace(/\n/g, "\n  ")}`;
+  const said = output.replies.length > 0 ? output.replies.map((reply) => item("+", reply)).join("\n") : "+ (no reply)";
   const called =
     output.calls.length > 0
-      ? output.calls.map((call) => `+ ${call.tool} ${JSON.stringify(call.arguments)}`).join("\n")
+      ? output.calls.map((call) => item("+", `${call.tool} ${JSON.stringify(call.arguments)}`)).join("\n")
       : "+ (no tool called)";
   const reply = output.replies.join("\n");
   const outcome = (name: string, passed: boolean, diff: string) =>
@@ -44,7 +46,11 @@ export function checkExpectation(
   if ("no_tool" in expectation)
     return outcome("calls no tool", output.calls.length === 0, `- (no tool called)\n${called}`);
   if ("reply" in expectation)
-    return outcome(`replies "${expectation.reply}"`, reply === expectation.reply, `- ${expectation.reply}\n${said}`);
+    return outcome(
+      `replies "${expectation.reply}"`,
+      reply === expectation.reply,
+      `${item("-", expectation.reply)}\n${said}`,
+    );
   if ("reply_contains" in expectation)
     return outcome(
       `reply contains "${expectation.reply_contains}"`,
