@@ -4,7 +4,7 @@
 // backend and no channel.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -13,6 +13,8 @@ import { readTestFile, TestFileError } from "../src/testing/test-file.js";
 import { startFakeAnthropic } from "./support/fake-anthropic.js";
 import { hubNotices, type LlmScript } from "./support/fake-llm.js";
 import { startFakeOpenAI } from "./support/fake-openai.js";
+import { GUIDE, guideModel } from "./support/guide-model.js";
+import { checkStock, matchTherapists } from "./support/tool-files.js";
 import { hubCommand, root } from "./support/hub-process.js";
 import { REDIS_URL } from "./support/services.js";
 import { TestHub } from "./support/test-hub.js";
@@ -164,6 +166,82 @@ describe("conversation tests", () => {
       },
       LONG,
     );
+
+  it(
+    "a call called off, a normal tool's recorded answer, a hand-off; a step with no running call fails the test",
+    async () => {
+      const llm = await startFakeOpenAI(guideModel());
+      const dir = mkdtempSync(path.join(tmpdir(), "hub-test-guide-"));
+      const toolsDir = path.join(dir, "tools");
+      mkdirSync(toolsDir);
+      writeFileSync(path.join(toolsDir, "match_therapists.yml"), matchTherapists);
+      writeFileSync(path.join(toolsDir, "check_stock.yml"), checkStock);
+      const file = path.join(dir, "more.yml");
+      const quoted = (text: string) => JSON.stringify(text);
+      writeFileSync(
+        file,
+        `tests:
+  - name: called off, stock, hand-off
+    tools:
+      match_therapists: { accepted: "Looking for therapists" }
+      check_stock: { answer: { available: 3 } }
+    steps:
+      - person: ${quoted(GUIDE.opening)}
+        expect:
+          - tool: match_therapists
+            arguments: { reason: anxiety, area: Ñuñoa }
+          - reply: ${quoted(GUIDE.onIt)}
+      - person: ${quoted(GUIDE.callOff)}
+        expect:
+          - cancelled: match_therapists
+          - reply_contains: ${quoted(GUIDE.calledOff)}
+      - person: ${quoted(GUIDE.stock)}
+        expect:
+          - tool: check_stock
+            arguments: { sku: A-1 }
+          - reply: "Yes: 3 in stock."
+          - no_tool: true
+      - person: ${quoted(GUIDE.askForPerson)}
+        expect:
+          - handoff: true
+          - reply_contains: "colleague"
+  - name: a result for a call that was never started
+    steps:
+      - person: "hello"
+        expect:
+          - no_tool: true
+      - result: { tool: match_therapists, data: {} }
+`,
+      );
+      try {
+        const report = await runConversationTests([await readTestFile(file)], {
+          env: { REDIS_URL, AGENT_MODEL: "openai:gpt-4o-mini", OPENAI_API_KEY: llm.apiKey, OPENAI_BASE_URL: llm.url },
+          toolsDir,
+        });
+        const [played, broken] = report.tests;
+        expect(played?.error).toBeUndefined();
+        // Only the "no tool" of the stock step fails: the agent did call check_stock.
+        expect(played?.outcomes.filter((each) => !each.passed)).toEqual([
+          {
+            step: 3,
+            step_label: `person: ${GUIDE.stock}`,
+            expectation: "calls no tool",
+            passed: false,
+            diff: '- (no tool called)\n+ check_stock {"sku":"A-1"}',
+          },
+        ]);
+        expect(played?.outcomes.filter((each) => each.passed)).toHaveLength(8);
+        expect(broken).toMatchObject({
+          passed: false,
+          error: "no running call of match_therapists to answer (the agent did not start one)",
+        });
+        expect(report.passed).toBe(false);
+      } finally {
+        await llm.stop();
+      }
+    },
+    LONG,
+  );
 
   describe("a run beside a live hub", () => {
     let live: TestHub;
