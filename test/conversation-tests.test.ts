@@ -243,6 +243,49 @@ describe("conversation tests", () => {
     LONG,
   );
 
+  it(
+    "a failure and a time-out arrive where the file says, and the built-in agent tells them",
+    async () => {
+      const dir = mkdtempSync(path.join(tmpdir(), "hub-test-ends-"));
+      const file = path.join(dir, "ends.yml");
+      writeFileSync(
+        file,
+        `tests:
+  - name: a failure, then a time-out
+    tools:
+      demo_search: { accepted: "Searching." }
+    steps:
+      - person: "I've been having a lot of anxiety lately, I live in Ñuñoa"
+        expect:
+          - tool: demo_search
+            arguments: { query: anxiety, place: Ñuñoa }
+          - reply_contains: "Searching."
+      - failure: { tool: demo_search, message: "The catalogue is down for maintenance." }
+        expect:
+          - reply_contains: "The catalogue is down for maintenance."
+      - person: "search for grief near Las Condes"
+        expect:
+          - tool: demo_search
+      - timeout: { tool: demo_search }
+        expect:
+          - reply_contains: "it took too long"
+          - no_tool: true
+`,
+      );
+      const report = await runConversationTests([await readTestFile(file)], {
+        env: { REDIS_URL, DEMO: "true" },
+        toolsDir: TOOLS,
+      });
+      expect(report.tests[0]?.error).toBeUndefined();
+      expect(report.tests[0]?.outcomes.filter((each) => !each.passed)).toEqual([]);
+      expect(report.tests[0]?.outcomes).toHaveLength(6);
+      expect(report.passed).toBe(true);
+      // Two starts; the time-out's cancel request reaches the stand-in too, never the demo backend.
+      expect(report.stand_in_requests).toBeGreaterThanOrEqual(2);
+    },
+    LONG,
+  );
+
   describe("a run beside a live hub", () => {
     let live: TestHub;
     let backend: Awaited<ReturnType<typeof startRecorder>>;

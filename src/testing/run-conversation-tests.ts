@@ -13,6 +13,7 @@ import { startHub, type Hub } from "../hub.js";
 import { createLogger } from "../logger.js";
 import { findOrCreateConversation } from "../conversations/conversations.js";
 import { receiveUserMessage } from "../conversations/inbound.js";
+import { endJob } from "../jobs/end-job.js";
 import { checkExpectation, type StepOutput } from "./expectations.js";
 import { stepLabel, type ConversationTest, type Step, type TestFile } from "./test-file.js";
 import { startToolStandIns, type ToolStandIns } from "./tool-stand-ins.js";
@@ -169,20 +170,35 @@ async function play(hub: Hub, standIns: ToolStandIns, conversationId: string, st
     await receiveUserMessage(hub.ctx, { conversationId, text: step.person, clientId: randomUUID() });
     return;
   }
-  const [tool, body] =
+  const tool =
     "result" in step
-      ? [step.result.tool, { result: "ok", message: step.result.message, data: step.result.data }]
+      ? step.result.tool
       : "failure" in step
-        ? [step.failure.tool, { result: "error", message: step.failure.message }]
-        : [step.progress.tool, { progress: step.progress.text, notify: step.progress.notify }];
-  // The newest running call of that tool, answered at the URL the hub gave its backend.
+        ? step.failure.tool
+        : "progress" in step
+          ? step.progress.tool
+          : step.timeout.tool;
+  // The newest running call of that tool.
   const [job] = await hub.ctx.sql.query<{ id: string }>(
     `SELECT id FROM "Job" WHERE "conversationId" = $1::uuid AND tool = $2 AND status = 'running'
      ORDER BY "createdAt" DESC LIMIT 1`,
     [conversationId, tool],
   );
-  const url = job && standIns.requests.find((request) => request.jobId === job.id)?.callbackUrl;
-  if (!url) throw new Error(`no running call of ${tool} to answer (the agent did not start one)`);
+  if (!job) throw new Error(`no running call of ${tool} to answer (the agent did not start one)`);
+  // A time-out: the job is ended as the hub's timeout poll ends a due one (a re-run, if the tool has one).
+  if ("timeout" in step) {
+    await endJob(hub.ctx, job.id, "timeout");
+    return;
+  }
+  const body =
+    "result" in step
+      ? { result: "ok", message: step.result.message, data: step.result.data }
+      : "failure" in step
+        ? { result: "error", message: step.failure.message }
+        : { progress: step.progress.text, notify: step.progress.notify };
+  // Posted to the URL the hub gave its backend, as the backend would.
+  const url = standIns.requests.find((request) => request.jobId === job.id)?.callbackUrl;
+  if (!url) throw new Error(`the hub gave ${tool}'s stand-in no callback URL for its running call`);
   const answer = await fetch(url, {
     method: "POST",
     headers: { "Content-Type": "application/json" },

@@ -48,6 +48,8 @@ export const stepSchema = z.union([
     progress: z.strictObject({ tool: text, text, notify: z.boolean().default(false) }),
     expect,
   }),
+  // The call's time runs out now, whatever its `async.timeout` says (time in tests is not modelled yet).
+  z.strictObject({ timeout: z.strictObject({ tool: text }), expect }),
 ]);
 export type Step = z.infer<typeof stepSchema>;
 
@@ -106,5 +108,6 @@ export function stepLabel(step: Step): string {
   if ("person" in step) return `person: ${step.person}`;
   if ("result" in step) return `result of ${step.result.tool}`;
   if ("failure" in step) return `failure of ${step.failure.tool}`;
-  return `progress of ${step.progress.tool}: ${step.progress.text}`;
+  if ("progress" in step) return `progress of ${step.progress.tool}: ${step.progress.text}`;
+  return `time-out of ${step.timeout.tool}`;
 }
