@@ -10,6 +10,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runConversationTests } from "../src/testing/run-conversation-tests.js";
 import { readTestFile, TestFileError } from "../src/testing/test-file.js";
+import { AGENT_SECRET, AgentRuntime } from "./support/agent-runtime.js";
 import { startFakeAnthropic } from "./support/fake-anthropic.js";
 import { hubNotices, type LlmScript } from "./support/fake-llm.js";
 import { startFakeOpenAI } from "./support/fake-openai.js";
@@ -282,6 +283,43 @@ describe("conversation tests", () => {
       expect(report.passed).toBe(true);
       // Two starts; the time-out's cancel request reaches the stand-in too, never the demo backend.
       expect(report.stand_in_requests).toBeGreaterThanOrEqual(2);
+    },
+    LONG,
+  );
+
+  it(
+    "runs against an external agent runtime at AGENT_URL",
+    async () => {
+      const runtime = await new AgentRuntime().start();
+      const dir = mkdtempSync(path.join(tmpdir(), "hub-test-runtime-"));
+      const file = path.join(dir, "runtime.yml");
+      writeFileSync(
+        file,
+        `tests:
+  - name: the runtime answers
+    steps:
+      - person: "hello there"
+        expect:
+          - reply_contains: "you said: hello there"
+          - no_tool: true
+      - person: "and again"
+        expect:
+          - reply_contains: "you said: hello there"
+`,
+      );
+      try {
+        const report = await runConversationTests([await readTestFile(file)], {
+          env: { REDIS_URL, AGENT_URL: runtime.url, AGENT_SECRET },
+          toolsDir: TOOLS,
+        });
+        expect(report.agent).toBe(`external agent runtime at ${runtime.url} (AGENT_URL)`);
+        const [test] = report.tests;
+        expect(test?.outcomes.map((each) => each.passed)).toEqual([true, true, false]);
+        expect(test?.outcomes[2]?.diff).toBe("- …you said: hello there…\n+ you said: and again");
+        expect(runtime.turns).toHaveLength(2);
+      } finally {
+        await runtime.stop();
+      }
     },
     LONG,
   );
