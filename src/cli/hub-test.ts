@@ -4,6 +4,7 @@ import { readdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { configuredToolsDir } from "../config.js";
+import { ToolFileError } from "../tools/load-tools.js";
 import { runConversationTests, type TestOutcome, type TestReport } from "../testing/run-conversation-tests.js";
 import { readTestFile, TestFileError, type TestFile } from "../testing/test-file.js";
 import { terminalText } from "./terminal-text.js";
@@ -56,12 +57,20 @@ export async function hubTest(
       return 1;
     }
   }
-  const report = await runConversationTests(files, {
-    env: process.env,
-    toolsDir: configuredToolsDir(),
-    repeat,
-    onTest: (outcome) => printOutcome(outcome, repeat, out),
-  });
+  let report: TestReport;
+  try {
+    report = await runConversationTests(files, {
+      env: process.env,
+      toolsDir: configuredToolsDir(),
+      repeat,
+      onTest: (outcome) => printOutcome(outcome, repeat, out),
+    });
+  } catch (error) {
+    // The tool files as the hub would refuse them: said as `hub tools check` says them.
+    if (!(error instanceof ToolFileError)) throw error;
+    err(terminalText(`hub: ${error.message}`));
+    return 1;
+  }
   printSummary(report, repeat, out);
   if (parsed.values.json) await writeFile(parsed.values.json, `${JSON.stringify(report, null, 2)}\n`);
   return report.passed ? 0 : 1;
