@@ -1,5 +1,5 @@
 // The `hub` command: `hub chat`, `hub chat show`, `hub tools check [dir]`, `hub tools reload`, `hub conversation show <id>`,
-// `hub erase`, `hub data prune [--dry-run]`, `hub help`.
+// `hub erase`, `hub data prune [--dry-run]`, `hub test [files…]`, `hub help`.
 import { parseArgs } from "node:util";
 import { ConfigError, configuredToolsDir, loadConfig, toolEnvironment } from "../config.js";
 import { formatProblem, loadTools } from "../tools/load-tools.js";
@@ -14,6 +14,7 @@ import { readTimeline } from "./read-timeline.js";
 import { terminalText } from "./terminal-text.js";
 import { dataPrune } from "./data-prune.js";
 import { reloadTools } from "./tools-reload.js";
+import { hubTest } from "./hub-test.js";
 
 const usage = `usage:
   hub chat ["text"] [--new] [--conversation <id>] [--timeout 10m]
@@ -38,6 +39,10 @@ const usage = `usage:
   hub data prune [--dry-run]      delete now what is past its retention (RETAIN_*, WEBHOOK_RETENTION), in
                                   batches, and print what went per kind; --dry-run prints what would go
                                   (how many, oldest and newest) and deletes nothing
+  hub test [files…] [--repeat N] [--json report.json]
+                                  run conversation tests (default: tests/*.yml) against the current agent
+                                  and tool files, on a database and Redis prefix of their own; no backend
+                                  or channel is called; exits 1 when an expectation fails
   hub help                        this text (also -h, --help)`;
 
 async function run(args: string[]): Promise<number> {
@@ -54,6 +59,12 @@ async function run(args: string[]): Promise<number> {
   if (group === "erase") return runErase(args.slice(1));
   if (group === "conversation" && command === "show" && arg && rest.length === 0) return showChat(arg);
   if (group === "data" && command === "prune") return pruneData(args.slice(2));
+  if (group === "test")
+    return hubTest(
+      args.slice(1),
+      (line) => process.stdout.write(`${line}\n`),
+      (line) => process.stderr.write(`${line}\n`),
+    );
   process.stderr.write(`${usage}\n`);
   return 2;
 }

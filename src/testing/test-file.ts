@@ -1,0 +1,113 @@
+// A conversation test file (docs/testing-your-agent.md): YAML, validated here so that a mistake names the
+// file, the test and the field.
+import { readFile } from "node:fs/promises";
+import { parse } from "yaml";
+import { z } from "zod";
+
+const text = z.string().min(1);
+
+/** What is expected after a step; each item is one expectation, checked on what the step produced. */
+export const expectationSchema = z.union([
+  z.strictObject({
+    tool: text,
+    // Exactly these arguments, or arguments that fit this JSON Schema.
+    arguments: z.record(z.string(), z.unknown()).optional(),
+    arguments_schema: z.record(z.string(), z.unknown()).optional(),
+  }),
+  z.strictObject({ no_tool: z.literal(true) }),
+  z.strictObject({ reply: z.string() }),
+  z.strictObject({ reply_contains: text }),
+  z.strictObject({ reply_not_contains: text }),
+  z.strictObject({
+    reply_matches: text.refine((pattern) => {
+      try {
+        new RegExp(pattern, "u");
+        return true;
+      } catch {
+        return false;
+      }
+    }, "is not a valid regular expression (JavaScript syntax)"),
+  }),
+  z.strictObject({ no_reply: z.literal(true) }),
+  z.strictObject({ handoff: z.literal(true) }),
+  z.strictObject({ cancelled: text }),
+]);
+export type Expectation = z.infer<typeof expectationSchema>;
+
+const expect = z.array(expectationSchema).default([]);
+
+/** One step: the person writes, or a running call's backend posts its result, a failure or progress. */
+export const stepSchema = z.union([
+  z.strictObject({ person: text, expect }),
+  z.strictObject({
+    result: z.strictObject({ tool: text, message: z.string().optional(), data: z.unknown().optional() }),
+    expect,
+  }),
+  z.strictObject({ failure: z.strictObject({ tool: text, message: text }), expect }),
+  z.strictObject({
+    progress: z.strictObject({ tool: text, text, notify: z.boolean().default(false) }),
+    expect,
+  }),
+  // The call's time runs out now, whatever its `async.timeout` says (time in tests is not modelled yet).
+  z.strictObject({ timeout: z.strictObject({ tool: text }), expect }),
+]);
+export type Step = z.infer<typeof stepSchema>;
+
+/** What a tool's stand-in answers when the hub starts a call: async tools 202, normal tools their recorded answer. */
+const recordedAnswerSchema = z.strictObject({
+  // An async tool: the message of its 202 (what the agent is told about the job that started).
+  accepted: z.string().optional(),
+  // A normal (synchronous) tool: the body its backend answers with.
+  answer: z.unknown().optional(),
+});
+export type RecordedAnswer = z.infer<typeof recordedAnswerSchema>;
+
+export const conversationTestSchema = z.strictObject({
+  name: text,
+  // The widget channels only, for now (docs/testing-your-agent.md, "Not yet").
+  channel: z.enum(["web", "ios", "android", "flutter"]).default("web"),
+  tools: z.record(z.string(), recordedAnswerSchema).default({}),
+  steps: z.array(stepSchema).min(1),
+});
+export type ConversationTest = z.infer<typeof conversationTestSchema>;
+
+export const testFileSchema = z.strictObject({ tests: z.array(conversationTestSchema).min(1) });
+
+export interface TestFile {
+  path: string;
+  tests: ConversationTest[];
+}
+
+export class TestFileError extends Error {}
+
+/** Reads and validates one file; a problem is thrown as one sentence per field (file, test, field). */
+export async function readTestFile(path: string): Promise<TestFile> {
+  let source: unknown;
+  try {
+    source = parse(await readFile(path, "utf8"));
+  } catch (error) {
+    throw new TestFileError(`${path}: ${(error as Error).message}`);
+  }
+  const parsed = testFileSchema.safeParse(source);
+  if (parsed.success) return { path, tests: parsed.data.tests };
+  const named = (issuePath: PropertyKey[]) => {
+    const [key, index, ...rest] = issuePath;
+    const tests = (source as { tests?: { name?: unknown }[] } | null)?.tests;
+    const name = key === "tests" && typeof index === "number" ? tests?.[index]?.name : undefined;
+    const where = typeof name === "string" ? `test "${name}"` : issuePath.slice(0, 2).join(".");
+    const field = (typeof name === "string" ? rest : issuePath.slice(2)).join(".");
+    return `${where}${field ? `, ${field}` : ""}`;
+  };
+  throw new TestFileError(
+    parsed.error.issues.map((issue) => `${path}: ${named(issue.path)}: ${issue.message}`).join("\n"),
+  );
+}
+
+/** The step's kind, as the report names it. */
+export function stepLabel(step: Step): string {
+  if ("person" in step) return `person: ${step.person}`;
+  if ("result" in step) return `result of ${step.result.tool}`;
+  if ("failure" in step) return `failure of ${step.failure.tool}`;
+  if ("progress" in step) return `progress of ${step.progress.tool}: ${step.progress.text}`;
+  return `time-out of ${step.timeout.tool}`;
+}
