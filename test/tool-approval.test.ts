@@ -358,14 +358,22 @@ describe("a tool call that needs approval", () => {
   it('"no thanks" is no answer either: the model reads it and calls the waiting call off, which its backend never hears of', async () => {
     const { client, job } = await askedOnWidget("no-thanks");
     await client.send("no thanks", "no-thanks-1");
-    const told = await toldModel(job.toolCallId!, "refused");
-    expect(JSON.stringify(hubNotices(told))).toContain("Refused by the agent: the call was not made.");
     await eventually(() => replies(client, "I have called it off.")[0], "the person told");
     const refused = await hub.db.job.findUniqueOrThrow({ where: { id: job.id } });
     expect(refused.approvalDecision).toMatchObject({ decision: "refused", by: { kind: "agent" } });
     await hub.settled();
     expect(startsFor(job.id)).toBe(0);
     expect(backend.cancels.filter((cancel) => cancel.jobId === job.id)).toEqual([]);
+    // The model called it off itself and said so: its reply answers the refusal's notice, and no turn follows to
+    // tell it what it did (one did, and the model, with nothing new to answer, said "ok").
+    expect(client.agentMessages().at(-1)?.text).toBe("I have called it off.");
+    expect(client.agentMessages().filter((m) => m.text === "ok")).toEqual([]);
+    const notice = await hub.db.turnInput.findFirstOrThrow({ where: { jobId: job.id, kind: "tool_failed" } });
+    expect(notice.state).toBe("answered");
+    // The refusal is in the conversation where it happened: the model reads it with the person's next words.
+    await client.send("thanks", "no-thanks-2");
+    const told = await toldModel(job.toolCallId!, "refused");
+    expect(JSON.stringify(hubNotices(told))).toContain("Refused by the agent: the call was not made.");
   });
 
   it("a team call waits for the console API: validated, approved once, refused with the agent told", async () => {

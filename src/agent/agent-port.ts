@@ -152,6 +152,11 @@ export interface TurnReply {
   messages: { text: string; data?: Record<string, unknown>; attachments?: Attachment[]; buttons?: Button[] }[];
   /** The hub's LLM agent handed the conversation to the team: done once this reply has gone out. */
   handoff?: { reason: string };
+  /**
+   * Jobs the hub's LLM agent called off in this turn (its cancel tool): the reply tells of them, so it answers
+   * their failure notices too — no turn of their own follows to tell the model what it did itself.
+   */
+  endedJobs?: string[];
 }
 
 export interface AgentPort {

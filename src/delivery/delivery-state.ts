@@ -141,6 +141,11 @@ export interface DeliveryState {
     limit?: number;
   }): Promise<TurnInputRow[]>;
   /**
+   * The failure notices of jobs the hub's own agent called off during its turn (its cancel tool), still
+   * pending: the turn's reply tells of them, so it answers them too, and no turn of their own follows.
+   */
+  endedInTurn(conversationId: string, jobIds: readonly string[]): Promise<TurnInputRow[]>;
+  /**
    * Commits a turn's reply together with the inputs it answers, only if every one of them is still
    * pending (another turn may have answered them: then nothing is written). Returns the replies and the
    * conversation as it stands now — the state the replies are routed on.

@@ -117,10 +117,12 @@ export async function runTurn(ctx: TurnDeps, conversationId: string): Promise<vo
         buttons: i === texts.length - 1 ? (message.buttons ?? null) : null,
       }));
     });
+    // Jobs the agent called off meanwhile: this reply tells of them, and answers their notices.
+    const ended = await ctx.delivery.endedInTurn(conversationId, reply.endedJobs ?? []);
     const committed = await ctx.delivery.commitReply({
       conversationId,
       turnId: randomUUID(),
-      inputs,
+      inputs: [...inputs, ...ended.filter((input) => !inputs.some((taken) => taken.id === input.id))],
       // Longer than the channel takes: several messages, in order (split where a reader would pause).
       texts: parts.map((part) => part.text),
       data: parts.map((part) => part.data),

@@ -167,6 +167,8 @@ export interface BuiltInAnswer {
   ok: boolean;
   content: unknown;
   handoff?: string;
+  /** The job this call ended (a cancel): its failure notice is answered by the turn's reply. */
+  ended?: string;
 }
 
 /**
@@ -253,7 +255,7 @@ export async function runBuiltInTool(
       if (!job) return { ok: false, content: `no tool call ${callId} in this conversation` };
       try {
         await cancelJob(ctx, job.id, "agent");
-        return { ok: true, content: { tool_call_id: callId, status: "cancelled" } };
+        return { ok: true, content: { tool_call_id: callId, status: "cancelled" }, ended: job.id };
       } catch (error) {
         if (error instanceof HubError) return { ok: false, content: error.message };
         throw error;

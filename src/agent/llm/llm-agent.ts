@@ -145,7 +145,7 @@ export function llmAgent(config: LlmConfig, getCtx: () => LlmAgentDeps): AgentPo
     ctx: LlmAgentDeps,
     conversationId: string,
     call: { toolCallId: string; toolName: string; input: unknown },
-    seen: { results: unknown[]; handoff?: string },
+    seen: Seen,
     turnCalls: TurnCalls,
   ): Promise<ToolOutput> {
     // A call the SDK could not parse (an unknown tool, arguments that are not JSON) is answered with why.
@@ -175,6 +175,7 @@ export function llmAgent(config: LlmConfig, getCtx: () => LlmAgentDeps): AgentPo
         at: ctx.now(),
       });
       if (answer.handoff) seen.handoff = answer.handoff;
+      if (answer.ended) seen.ended.push(answer.ended);
       seen.results.push(answer.content);
       return answer.ok
         ? { type: "json", value: answer.content as never }
@@ -253,7 +254,7 @@ export function llmAgent(config: LlmConfig, getCtx: () => LlmAgentDeps): AgentPo
       // A hand-back has no words of its own in the timeline: the model is told, for this turn.
       if (request.inputs.some((input) => input.type === "handback"))
         appendNotices(messages, "hub_notice_handback", [HANDED_BACK]);
-      const seen: { results: unknown[]; handoff?: string } = { results: [] };
+      const seen: Seen = { results: [], ended: [] };
       const turnCalls: TurnCalls = new Map();
       const texts: string[] = [];
       for (let step = 1; step <= config.maxSteps; step++) {
@@ -355,9 +356,17 @@ export function llmAgent(config: LlmConfig, getCtx: () => LlmAgentDeps): AgentPo
           ? [{ text: reply, ...(data.safeguard ? { data } : {}), ...(attachments.length ? { attachments } : {}) }]
           : [],
         ...(seen.handoff ? { handoff: { reason: seen.handoff } } : {}),
+        ...(seen.ended.length > 0 ? { endedJobs: seen.ended } : {}),
       };
     },
   };
+}
+
+/** What a turn's built-in calls did: their answers, a hand-off asked for, the jobs they called off. */
+interface Seen {
+  results: unknown[];
+  handoff?: string;
+  ended: string[];
 }
 
 /** Why the SDK could not take a call: the tool is not one offered, or its arguments are not JSON. */

@@ -14,7 +14,7 @@ import { messages, type JsonRows } from "./json-rows.js";
 
 export type TurnInputs = Pick<
   DeliveryState,
-  "holdInputs" | "supersedeProgress" | "expireInputs" | "commitReply" | "conversationsWaitingSince"
+  "holdInputs" | "supersedeProgress" | "expireInputs" | "endedInTurn" | "commitReply" | "conversationsWaitingSince"
 >;
 
 export function turnInputs(sql: Sql, changes: Changes, now: () => Date): TurnInputs {
@@ -96,6 +96,18 @@ export function turnInputs(sql: Sql, changes: Changes, now: () => Date): TurnInp
       const changed = messages(rows[0]?.entries);
       published(changed);
       return ((rows[0]?.notices ?? []) as JsonRows).map(inputFromJson);
+    },
+
+    async endedInTurn(conversationId, jobIds) {
+      if (jobIds.length === 0) return [];
+      const rows = await sql.query<Record<string, unknown>>(
+        `SELECT row_to_json(i) AS input FROM (
+           SELECT t.*, j.status AS "jobStatus" FROM "TurnInput" t JOIN "Job" j ON j.id = t."jobId"
+           WHERE t."conversationId" = $1::uuid AND t."jobId" = ANY($2::uuid[]) AND t.kind = 'tool_failed'
+             AND t.state = 'pending' ORDER BY t.seq) i`,
+        [conversationId, jobIds],
+      );
+      return rows.map((row) => inputFromJson(row.input as Record<string, unknown>));
     },
 
     async commitReply(turn) {
