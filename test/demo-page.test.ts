@@ -61,7 +61,7 @@ describe("the demo page", () => {
     expect(await result.count()).toBe(1);
     expect(await result.innerText()).toContain("Ana Rojas");
     // The widget acked the live message: the hub recorded it delivered (or already read).
-    const conversationId = await conversationOf(page);
+    const conversationId = await conversationOf(page, hub.url);
     const stored = await eventually(() => resultInDatabase(conversationId), "the result message");
     await eventually(
       async () =>
@@ -138,7 +138,7 @@ describe("the demo page", () => {
     const own = confirmed(page, "run the demo");
     await shows(own, errors);
     expect(await page.inputValue("#cdh-input")).toBe("");
-    const conversationId = await conversationOf(page);
+    const conversationId = await conversationOf(page, hub.url);
     const [stored, ...others] = await userMessagesInDatabase(conversationId);
     expect(others).toEqual([]);
     expect(stored?.text).toBe("run the demo");
@@ -173,7 +173,7 @@ describe("the demo page", () => {
     await shows(confirmed(page, "Hello, who are you?"), errors);
     expect(await page.inputValue("#cdh-input")).toBe("");
     await shows(messages(page, "agent", "built-in agent"), errors);
-    const conversationId = await conversationOf(page);
+    const conversationId = await conversationOf(page, hub.url);
     expect((await userMessagesInDatabase(conversationId)).map((message) => message.text)).toEqual([
       "Hello, who are you?",
     ]);
@@ -204,7 +204,7 @@ describe("the demo page", () => {
     expect(await own.locator(".cdh-bubble").innerText()).toBe("first line\nsecond line");
     expect(await page.inputValue("#cdh-input")).toBe("");
     await shows(messages(page, "agent", "built-in agent"), errors);
-    const conversationId = await conversationOf(page);
+    const conversationId = await conversationOf(page, hub.url);
     expect((await userMessagesInDatabase(conversationId)).map((message) => message.text)).toEqual([
       "first line\nsecond line",
     ]);
@@ -233,7 +233,7 @@ describe("the demo page", () => {
     await shows(none, errors);
     expect(await none.innerText()).not.toContain("Ana Rojas");
     // The tool was asked for what the person asked for, not for their whole sentence.
-    const conversationId = await conversationOf(page);
+    const conversationId = await conversationOf(page, hub.url);
     const jobs = await hub.db.job.findMany({ where: { conversationId }, orderBy: { createdAt: "asc" } });
     expect(jobs.map((job) => job.arguments)).toEqual([
       { query: "couples therapy online" },
@@ -331,7 +331,7 @@ describe("the demo page", () => {
     await page.keyboard.press("Enter");
     await shows(confirmed(page, "Hello, who are you?"), errors);
     await shows(messages(page, "agent", "built-in agent"), errors);
-    const conversationId = await conversationOf(page);
+    const conversationId = await conversationOf(page, hub.url);
     expect((await userMessagesInDatabase(conversationId)).map((message) => message.text)).toEqual([
       "Hello, who are you?",
     ]);

@@ -66,7 +66,7 @@ describe("files and choices in the widget page", () => {
     await page.locator("#cdh-input").focus();
     await page.keyboard.type("Can I have my report?");
     await page.keyboard.press("Enter");
-    const conversationId = await conversationOf(page);
+    const conversationId = await conversationOf(page, hub.url);
     await eventually(() => agent.turnsOf(conversationId).length > 0, "the first turn");
 
     agent.respond = (request: TurnRequest) => {
@@ -134,7 +134,7 @@ describe("files and choices in the widget page", () => {
     context = await browser.newContext();
     const page = await context.newPage();
     await openChat(page);
-    const conversationId = await conversationOf(page);
+    const conversationId = await conversationOf(page, hub.url);
     // The hub refuses such links; a message stored by anything else is still not rendered as a link.
     const refused = await hub.api("POST", `/v1/conversations/${conversationId}/messages`, {
       text: "Look",

@@ -84,7 +84,7 @@ describe("the widget's offer of notifications", () => {
     await page.goto(`${hub.url}/demo`);
     await page.locator('#cdh-widget[data-ready="true"]').waitFor({ state: "attached", ...WAIT });
     await page.click("#cdh-launcher");
-    const conversationId = await conversationOf(page);
+    const conversationId = await conversationOf(page, hub.url);
     // Never on load: no offer, no offer script, no service worker, no permission asked.
     expect(await page.locator("#cdh-push-offer").count()).toBe(0);
     expect(await page.evaluate(() => Boolean(window.ChatDeliveryHubPush))).toBe(false);
@@ -166,7 +166,7 @@ describe("the widget's offer of notifications", () => {
     await page.goto(`${hub.url}/demo`);
     await page.locator('#cdh-widget[data-ready="true"]').waitFor({ state: "attached", ...WAIT });
     await page.click("#cdh-launcher");
-    const conversationId = await conversationOf(page);
+    const conversationId = await conversationOf(page, hub.url);
     const start = async (reason: string) => {
       const res = await hub.api("POST", `/v1/conversations/${conversationId}/tool-calls`, {
         tool: "match_therapists",
@@ -195,7 +195,7 @@ describe("the widget's offer of notifications", () => {
     await page.goto(`${hub.url}/demo`);
     await page.locator('#cdh-widget[data-ready="true"]').waitFor({ state: "attached", ...WAIT });
     await page.click("#cdh-launcher");
-    const conversationId = await conversationOf(page);
+    const conversationId = await conversationOf(page, hub.url);
     const start = async (reason: string) =>
       (
         await hub.api("POST", `/v1/conversations/${conversationId}/tool-calls`, {

@@ -60,7 +60,7 @@ describe("attaching a file in the widget (Chromium)", () => {
         .locator('#cdh-messages .cdh-message[data-role="user"]:not(.cdh-pending)', { hasText: "my prescription" })
         .waitFor(WAIT);
 
-      const conversationId = await conversationOf(page);
+      const conversationId = await conversationOf(page, hub.url);
       const input = await eventually(
         () =>
           agent
@@ -90,7 +90,7 @@ describe("attaching a file in the widget (Chromium)", () => {
         buffer: randomBytes(MAX + 1),
       });
       await page.locator("#cdh-messages .cdh-failed", { hasText: "WIDGET_UPLOAD_MAX_BYTES" }).waitFor(WAIT);
-      const conversationId = await conversationOf(page);
+      const conversationId = await conversationOf(page, hub.url);
       expect(await hub.db.message.count({ where: { conversationId, role: "user" } })).toBe(0);
     } finally {
       await page.close();
@@ -113,7 +113,7 @@ describe("attaching a file in the widget (Chromium)", () => {
       await page
         .locator('#cdh-messages .cdh-message[data-role="user"]:not(.cdh-pending)', { hasText: "informe.pdf" })
         .waitFor(WAIT);
-      const conversationId = await conversationOf(page);
+      const conversationId = await conversationOf(page, hub.url);
 
       await consolePage.goto(`${hub.url}/console`);
       await consolePage.fill("#console-key", CONSOLE_API_KEY);

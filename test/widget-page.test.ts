@@ -233,7 +233,7 @@ describe("the widget", () => {
     await say(page, "Hello, who are you?");
     await messages(page, "agent", "built-in agent").waitFor(WAIT);
     // A running job, so its line is on screen too.
-    await startJob(await conversationOf(page));
+    await startJob(await conversationOf(page, hub.url));
     await jobLine(page).waitFor({ state: "visible", ...WAIT });
     // Offline: the status says so, and a message written now waits, dimmed, until the hub is back.
     await context!.setOffline(true);
@@ -255,7 +255,7 @@ describe("the widget", () => {
   it("the launcher's accessible name says it opens the chat and how many messages are unread", async () => {
     const page = await newPage(PHONE);
     await openDemo(page, hub);
-    const conversationId = await conversationOf(page);
+    const conversationId = await conversationOf(page, hub.url);
     expect(await accessibleName(context!, page, "#cdh-launcher")).toBe("Open chat");
 
     for (const text of ["A first note from the agent.", "And a second one."]) {
@@ -275,7 +275,7 @@ describe("the widget", () => {
     await countShowings(page, "Reviewing 12 therapists");
     await openDemo(page, hub);
     await openChat(page);
-    const jobId = await startJob(await conversationOf(page));
+    const jobId = await startJob(await conversationOf(page, hub.url));
     await jobLine(page).waitFor({ state: "visible", ...WAIT });
 
     // A notify-progress: the person gets it as a message (the built-in agent's "Still on it: …").
@@ -298,7 +298,7 @@ describe("the widget", () => {
     const page = await newPage();
     await openDemo(page, hub);
     await openChat(page);
-    const conversationId = await conversationOf(page);
+    const conversationId = await conversationOf(page, hub.url);
     const jobId = await startJob(conversationId);
     await backend.post(jobId, { progress: "Calling 3 clinics" });
     await jobLine(page).filter({ hasText: "Calling 3 clinics" }).waitFor(WAIT);
@@ -333,7 +333,7 @@ describe("the widget", () => {
     let page = await newPage();
     await openDemo(page, hub);
     await openChat(page);
-    const jobId = await startJob(await conversationOf(page));
+    const jobId = await startJob(await conversationOf(page, hub.url));
     await jobLine(page).filter({ hasText: "Working on match therapists" }).waitFor(WAIT);
 
     await page.reload();
@@ -358,7 +358,7 @@ describe("the widget", () => {
   it("confirms a history once it shows it (then it is delivered), and replaces its list when the hub does not know its cursor", async () => {
     let page = await newPage();
     await openDemo(page, hub);
-    const conversationId = await conversationOf(page);
+    const conversationId = await conversationOf(page, hub.url);
     await page.close();
     // Written while no tab is open: stored, then shown — and confirmed — by the next page.
     const posted = await hub.api("POST", `/v1/conversations/${conversationId}/messages`, {
@@ -479,7 +479,7 @@ describe("the widget, with an agent runtime", () => {
     const page = await newPage();
     await openDemo(page, hub);
     await openChat(page);
-    const conversationId = await conversationOf(page);
+    const conversationId = await conversationOf(page, hub.url);
     agent.failNext = 1000;
     const failuresBefore = agent.failures;
 

@@ -69,14 +69,14 @@ describe("the widget's session in a browser", () => {
     await say(page, "hello there");
     await messages(page, "agent").first().waitFor(WAIT);
     const first = await storedSession(page);
-    const conversationId = await conversationOf(page);
+    const conversationId = await conversationOf(page, hub.url);
 
     // Ahead of time: a new token before the first one expires, for the same visitor and conversation.
     await expect.poll(async () => (await storedSession(page)).token, WAIT).not.toBe(first.token);
     const renewed = await storedSession(page);
     expect(renewed.visitorId).toBe(first.visitorId);
     expect(Date.parse(renewed.expiresAt!)).toBeGreaterThan(Date.parse(first.expiresAt!));
-    expect(await conversationOf(page)).toBe(conversationId);
+    expect(await conversationOf(page, hub.url)).toBe(conversationId);
 
     // Now the renewal cannot get through until the token has expired, and the hub drops the connection: the
     // reconnection meets token_expired while the person goes on typing.
@@ -107,7 +107,7 @@ describe("the widget's session in a browser", () => {
     expect(stored.map((message) => message.text)).toEqual(["hello there", "typed while reconnecting"]);
     await expect.poll(async () => (await messages(page, "agent").count()) >= 2, WAIT).toBe(true);
     expect(await page.locator("#cdh-status").getAttribute("data-state")).toBe("online");
-    expect(await conversationOf(page)).toBe(conversationId);
+    expect(await conversationOf(page, hub.url)).toBe(conversationId);
     expect(Date.parse((await storedSession(page)).expiresAt!)).toBeGreaterThan(expiry);
     expect(sessionRequests).toContain("POST");
   });

@@ -66,9 +66,25 @@ export const sitePage = (html: string) => ({
 });
 
 /** The conversation the widget on this page keeps in localStorage. */
-export function conversationOf(page: Page): Promise<string> {
-  return page.evaluate(() => {
+/**
+ * The page's widget conversation id. With `hubUrl`, the conversation is made now if the person has not written
+ * yet — as a session asking for `start` makes it (the id is the same: it is derived from the visitor) — for
+ * tests that address it through the API before the person writes.
+ */
+export async function conversationOf(page: Page, hubUrl?: string): Promise<string> {
+  const session = await page.evaluate(() => {
     const key = Object.keys(localStorage).find((name) => name.endsWith(":session"));
-    return (JSON.parse(localStorage.getItem(key ?? "") ?? "{}") as { conversationId: string }).conversationId;
+    return JSON.parse(localStorage.getItem(key ?? "") ?? "{}") as { conversationId: string; visitorId?: string };
   });
+  if (hubUrl && session.visitorId) {
+    const res = await fetch(`${hubUrl}/widget/sessions`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ visitorId: session.visitorId, start: true }),
+    });
+    const started = (await res.json()) as { conversationId: string };
+    if (started.conversationId !== session.conversationId)
+      throw new Error(`the page's conversation ${session.conversationId} was started as ${started.conversationId}`);
+  }
+  return session.conversationId;
 }
