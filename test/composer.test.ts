@@ -88,6 +88,8 @@ describe("the built-in composer", () => {
     ],
     ["Últimamente tengo mucha ansiedad, vivo en Ñuñoa", false, { kind: "search", query: "anxiety", place: "Ñuñoa" }],
     ["search for couples therapy online", false, { kind: "search", query: "couples therapy online" }],
+    ["search for grief near Las Condes", false, { kind: "search", query: "grief", place: "Las Condes" }],
+    ["busca duelo cerca de nunoa", false, { kind: "search", query: "duelo", place: "Ñuñoa" }],
     ["Please run the demo search", false, { kind: "search", query: "" }],
     ["how's it going?", false, { kind: "status" }],
     ["¿cómo va?", false, { kind: "status" }],

@@ -116,7 +116,7 @@ export function placeOf(text: string): string | undefined {
 
 /** The asking around a request ("please run the demo search for …"), which is not what to look for. */
 const ASKING =
-  /\b(?:please|pls|can you|could you|would you|for me|thanks|thank you)\b|\b(?:run|start|try|do)\s+(?:the\s+|a\s+)?demo(?:\s+search)?\b|\bdemo\s+search\b|\bsearch(?:\s+for)?\b|\bfind(?:\s+me)?\b|\blook(?:ing)?\s+for\b|\b(?:the\s+)?demo\b/gi;
+  /\b(?:please|pls|can you|could you|would you|for me|thanks|thank you)\b|\b(?:run|start|try|do)\s+(?:the\s+|a\s+)?demo(?:\s+search)?\b|\bdemo\s+search\b|\bsearch(?:\s+for)?\b|\bbusca(?:r|me)?\b|\bencuentra(?:me)?\b|\bfind(?:\s+me)?\b|\blook(?:ing)?\s+for\b|\b(?:the\s+)?demo\b/gi;
 
 /** What the person asked the demo to look for, in their words; empty when they only asked for the demo. */
 export function searchWords(text: string): string {
@@ -126,13 +126,43 @@ export function searchWords(text: string): string {
     .trim();
 }
 
+/** Words that say where, before a place: "near Las Condes", "en Ñuñoa", "I live in …". */
+const WHERE_WORDS = new Set([
+  "near",
+  "in",
+  "around",
+  "at",
+  "en",
+  "cerca",
+  "de",
+  "live",
+  "i",
+  "im",
+  "i'm",
+  "vivo",
+  "estoy",
+]);
+
+/** The search's words without the place the message names (it is an argument of its own), nor what led to it. */
+function withoutPlace(query: string, place: string | undefined): string {
+  if (!place) return query;
+  const words = query.split(" ");
+  const wanted = plain(place).split(/\s+/);
+  const at = words.findIndex((_, i) => wanted.every((word, j) => plain(words[i + j] ?? "") === word));
+  if (at < 0) return query;
+  let from = at;
+  while (from > 0 && WHERE_WORDS.has(plain(words[from - 1]!))) from -= 1;
+  return [...words.slice(0, from), ...words.slice(at + wanted.length)].join(" ").trim();
+}
+
 /** What the message asks, the first rule that fits winning (see the table in test/composer.test.ts). */
 export function readIntent(text: string, context: { hasResult: boolean }): Intent {
   const read = plain(text);
   if (STATUS.test(read)) return { kind: "status" };
   const place = placeOf(text);
   // "search for …" takes the person's own words; a concern named in a sentence takes the concern.
-  if (SEARCH_WORDS.test(read)) return { kind: "search", query: searchWords(text), ...(place ? { place } : {}) };
+  if (SEARCH_WORDS.test(read))
+    return { kind: "search", query: withoutPlace(searchWords(text), place), ...(place ? { place } : {}) };
   const concerns = concernsOf(text);
   if (context.hasResult) {
     const aspect = ASPECTS.find(([, words]) => words.test(read))?.[0];
