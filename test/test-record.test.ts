@@ -90,7 +90,10 @@ describe("hub test record", () => {
       });
       expect(test?.steps[3]).toMatchObject({
         result: { tool: "demo_search", message: expect.stringMatching(/^I found 2 matches/) },
-        expect: [{ no_tool: true }, { reply: expect.stringMatching(/^I found 2 matches.*\nAna Rojas: .*\nPedro Soto: /) }],
+        expect: [
+          { no_tool: true },
+          { reply: expect.stringMatching(/^I found 2 matches.*\nAna Rojas: .*\nPedro Soto: /) },
+        ],
       });
 
       // None of the hub's identifiers for the person, their jobs or their session.
@@ -130,31 +133,40 @@ describe("hub test record", () => {
     LONG,
   );
 
-  it("never writes over a file without --force; --out - writes to stdout", async () => {
-    const file = path.join(dir, "kept.yml");
-    writeFileSync(file, "mine\n");
-    const refused = await record(["--conversation", session.conversationId, "--out", file]);
-    expect(refused.code).toBe(1);
-    expect(refused.stderr).toBe(`hub: ${file} exists: nothing was written (--force replaces it)\n`);
-    expect(readFileSync(file, "utf8")).toBe("mine\n");
+  it(
+    "never writes over a file without --force; --out - writes to stdout",
+    async () => {
+      const file = path.join(dir, "kept.yml");
+      writeFileSync(file, "mine\n");
+      const refused = await record(["--conversation", session.conversationId, "--out", file]);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toBe(`hub: ${file} exists: nothing was written (--force replaces it)\n`);
+      expect(readFileSync(file, "utf8")).toBe("mine\n");
 
-    const forced = await record(["--conversation", session.conversationId, "--out", file, "--force"]);
-    expect(forced.code).toBe(0);
-    expect(readFileSync(file, "utf8")).toContain("person: I've been having a lot of anxiety lately");
+      const forced = await record(["--conversation", session.conversationId, "--out", file, "--force"]);
+      expect(forced.code).toBe(0);
+      expect(readFileSync(file, "utf8")).toContain("person: I've been having a lot of anxiety lately");
 
-    const printed = await record(["--conversation", session.conversationId, "--out", "-"]);
-    expect(printed.code).toBe(0);
-    expect(printed.stdout).toContain("tests:\n");
-    expect(printed.stderr).toContain("hub: wrote the standard output: 1 test of 5 steps");
+      const printed = await record(["--conversation", session.conversationId, "--out", "-"]);
+      expect(printed.code).toBe(0);
+      expect(printed.stdout).toContain("tests:\n");
+      expect(printed.stderr).toContain("hub: wrote the standard output: 1 test of 5 steps");
 
-    const missing = await record(["--conversation", session.conversationId]);
-    expect(missing.code).toBe(1);
-    expect(missing.stderr).toContain("--out <file>");
-    const unknown = await record(["--conversation", "00000000-0000-4000-8000-000000000000", "--out", path.join(dir, "x.yml")]);
-    expect(unknown.stderr).toBe("hub: no conversation 00000000-0000-4000-8000-000000000000\n");
-    expect(unknown.code).toBe(1);
-    expect(existsSync(path.join(dir, "x.yml"))).toBe(false);
-  }, LONG);
+      const missing = await record(["--conversation", session.conversationId]);
+      expect(missing.code).toBe(1);
+      expect(missing.stderr).toContain("--out <file>");
+      const unknown = await record([
+        "--conversation",
+        "00000000-0000-4000-8000-000000000000",
+        "--out",
+        path.join(dir, "x.yml"),
+      ]);
+      expect(unknown.stderr).toBe("hub: no conversation 00000000-0000-4000-8000-000000000000\n");
+      expect(unknown.code).toBe(1);
+      expect(existsSync(path.join(dir, "x.yml"))).toBe(false);
+    },
+    LONG,
+  );
 
   it(
     "--redact replaces the e-mail address and phone number the person wrote, and the file still passes",

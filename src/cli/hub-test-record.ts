@@ -50,13 +50,14 @@ export async function hubTestRecord(
   const recording = recordConversation(timeline, await readTools(configuredToolsDir()), name);
   // The hub's identifiers never reach the file, wherever a text or a result quoted them.
   const identifiers = new Map<string, string>();
-  for (const each of [timeline.conversation.id, timeline.conversation.contact])
-    identifiers.set(each, "(removed)");
+  for (const each of [timeline.conversation.id, timeline.conversation.contact]) identifiers.set(each, "(removed)");
   for (const job of timeline.jobs) {
     identifiers.set(job.id, "(removed)");
     if (job.toolCallId) identifiers.set(job.toolCallId, "(removed)");
   }
   let test = rewriteStrings(recording.test, replacer(identifiers));
+  if (JSON.stringify(test) !== JSON.stringify(recording.test))
+    recording.notes.push("a text quoted the conversation's contact or id, or a job's id: it is written as (removed)");
   let redacted = { emails: 0, phones: 0 };
   if (values.redact) {
     const texts = recording.test.steps.flatMap((step) => (typeof step.person === "string" ? [step.person] : []));
@@ -120,10 +121,10 @@ function summary(
   ];
 }
 
-/** What the recorder needs of each tool file: async or not, and its `respond` (read as written, not checked). */
+/** What the recorder needs of each tool file: its `respond` (read as written, not checked). */
 async function readTools(dir: string): Promise<Map<string, RecordedTool>> {
   const tools = new Map<string, RecordedTool>();
-  let files: string[] = [];
+  let files: string[];
   try {
     files = (await readdir(dir)).filter((file) => /\.ya?ml$/.test(file));
   } catch {
@@ -132,14 +133,13 @@ async function readTools(dir: string): Promise<Map<string, RecordedTool>> {
   for (const file of files) {
     try {
       const document = parseDocument(await readFile(path.join(dir, file), "utf8")).toJS() as {
-        async?: unknown;
         respond?: { data?: Record<string, unknown> };
       } | null;
       // `respond.data.NAME: "$.path"`: what the hub maps each result with.
       const respond: Record<string, string> = {};
       for (const [key, value] of Object.entries(document?.respond?.data ?? {}))
         if (typeof value === "string") respond[key] = value;
-      tools.set(file.replace(/\.ya?ml$/, ""), { async: document?.async !== undefined, respond });
+      tools.set(file.replace(/\.ya?ml$/, ""), { respond });
     } catch {
       // A file the hub would refuse: its results are written as stored.
     }

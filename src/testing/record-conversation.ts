@@ -8,9 +8,8 @@ import type { MessageView } from "../conversations/timeline.js";
 import type { JobView } from "../jobs/job-view.js";
 import { mapResponse } from "../tools/map-response.js";
 
-/** What the recorder knows of a tool file (from TOOLS_DIR): whether it is async, and its `respond`. */
+/** What the recorder knows of a tool file (from TOOLS_DIR): its `respond`, to tell what its backend posted. */
 export interface RecordedTool {
-  async: boolean;
   respond: Record<string, string>;
 }
 
@@ -20,7 +19,15 @@ type WrittenStep = Record<string, unknown> & { expect: Record<string, unknown>[]
 export interface Recording {
   /** The test, in the file's shape (test-file.ts). */
   test: { name: string; channel: string; tools: Record<string, Record<string, unknown>>; steps: WrittenStep[] };
-  counts: { person: number; progress: number; results: number; failures: number; timeouts: number; calls: number; replies: number };
+  counts: {
+    person: number;
+    progress: number;
+    results: number;
+    failures: number;
+    timeouts: number;
+    calls: number;
+    replies: number;
+  };
   /** The fields that hold the person's words or what a tool returned, by kind, as paths in the test. */
   fields: { person: string[]; arguments: string[]; tools: string[]; replies: string[] };
   /** What could not be written as it happened, one sentence each. */
@@ -50,7 +57,8 @@ export function recordConversation(
     note(
       `the conversation is on ${timeline.conversation.channel}, which tests do not play yet: it is written for the web widget`,
     );
-  if (timeline.messages.length >= 1000) note("the conversation has more than 1000 entries: only the first 1000 are written");
+  if (timeline.messages.length >= 1000)
+    note("the conversation has more than 1000 entries: only the first 1000 are written");
 
   // The entries in order, with the progress that made no entry of its own (not to be told) placed by its time.
   const entries: ({ message: MessageView } | { progress: JobView["progress"][number]; job: JobView })[] =
@@ -66,7 +74,15 @@ export function recordConversation(
     }
 
   const test: Recording["test"] = { name, channel, tools: {}, steps: [] };
-  const counts: Recording["counts"] = { person: 0, progress: 0, results: 0, failures: 0, timeouts: 0, calls: 0, replies: 0 };
+  const counts: Recording["counts"] = {
+    person: 0,
+    progress: 0,
+    results: 0,
+    failures: 0,
+    timeouts: 0,
+    calls: 0,
+    replies: 0,
+  };
   const fields: Recording["fields"] = { person: [], arguments: [], tools: [], replies: [] };
   let current: { step: WrittenStep; calls: number; replies: string[]; skipped: boolean } | undefined;
   let before = 0;
@@ -82,7 +98,7 @@ export function recordConversation(
       step.expect.push({ reply: current.replies.join("\n") });
       counts.replies += current.replies.length;
     }
-    for (const key of Object.keys(step).filter((key) => key !== "expect")) {
+    for (const key of Object.keys(step)) {
       if (key === "person") fields.person.push(`${at}.person`);
       else if (key === "progress") fields.tools.push(`${at}.progress.text`);
       else if (key === "result") fields.tools.push(`${at}.result`);
@@ -116,7 +132,16 @@ export function recordConversation(
             : start.kind === "failure"
               ? { failure: { tool: start.tool, message: start.message }, expect: [] }
               : { timeout: { tool: start.tool }, expect: [] };
-    const key = start.kind === "person" ? "person" : start.kind === "result" ? "results" : start.kind === "failure" ? "failures" : start.kind === "timeout" ? "timeouts" : "progress";
+    const key =
+      start.kind === "person"
+        ? "person"
+        : start.kind === "result"
+          ? "results"
+          : start.kind === "failure"
+            ? "failures"
+            : start.kind === "timeout"
+              ? "timeouts"
+              : "progress";
     counts[key]++;
     current = { step, calls: 0, replies: [], skipped: false };
   };
@@ -132,7 +157,9 @@ export function recordConversation(
       case "user":
         if (message.text) open({ kind: "person", text: message.text });
         else {
-          note("a message of the person's with no text (a file, a location) is not a step yet: it and its answer are left out");
+          note(
+            "a message of the person's with no text (a file, a location) is not a step yet: it and its answer are left out",
+          );
           open(undefined);
         }
         if (message.attachments?.length) note("the person's files are not written: a step cannot send a file yet");
@@ -218,7 +245,9 @@ function resultEntry(
     const entry = (at.test.tools[tool] ??= {});
     if (entry.answer === undefined) entry.answer = body ?? result;
     else if (!isDeepStrictEqual(entry.answer, body ?? result))
-      at.note(`${tool} answered differently from one call to the next: the first answer is written (a test has one per tool)`);
+      at.note(
+        `${tool} answered differently from one call to the next: the first answer is written (a test has one per tool)`,
+      );
     return;
   }
   if (data.outcome === "succeeded") {
@@ -230,7 +259,8 @@ function resultEntry(
           plain(mapResponse(known.respond, { result: "ok", message: result.message, data: result.data })),
           plain(result),
         ));
-    if (!known) at.note(`there is no tool file for ${job.tool} in TOOLS_DIR: its result is written as the hub stored it`);
+    if (!known)
+      at.note(`there is no tool file for ${job.tool} in TOOLS_DIR: its result is written as the hub stored it`);
     else if (!fits)
       at.note(
         `${job.tool}'s result is written as the hub stored it, which its respond maps differently: check the step`,

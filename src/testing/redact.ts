@@ -22,7 +22,11 @@ export function replacer(found: Map<string, string>): (text: string) => string {
 }
 
 /** The e-mail addresses and phone numbers in the person's texts, each with a placeholder of its kind. */
-export function personalDetails(texts: string[]): { placeholders: Map<string, string>; emails: number; phones: number } {
+export function personalDetails(texts: string[]): {
+  placeholders: Map<string, string>;
+  emails: number;
+  phones: number;
+} {
   const placeholders = new Map<string, string>();
   let emails = 0;
   let phones = 0;
