@@ -6,6 +6,8 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { callbackUrl } from "../src/jobs/callback-url.js";
+import { endJob } from "../src/jobs/end-job.js";
 import { readTestFile } from "../src/testing/test-file.js";
 import { hubCommand, root } from "./support/hub-process.js";
 import { eventually, REDIS_URL } from "./support/services.js";
@@ -185,6 +187,90 @@ describe("hub test record", () => {
       const replay = await hubCommand(["test", redacted], { REDIS_URL, TOOLS_DIR: TOOLS, DEMO: "true" });
       expect(replay.stdout).toContain("1 passed, 0 failed");
       expect(replay.code).toBe(0);
+    },
+    LONG,
+  );
+
+  it(
+    "a progress not to be told, a failure and a time-out are written where they came, and replay unchanged",
+    async () => {
+      // The demo backend would answer after 10 minutes: here the test posts as the backend, to the signed URL.
+      const quiet = await TestHub.start({
+        tools: { demo_search: readFileSync(path.join(TOOLS, "demo_search.yml"), "utf8") },
+        env: { DEMO: "true", DEMO_DELAY_MS: "600000" },
+      });
+      try {
+        const person = await openSession(quiet.url);
+        const client = await WidgetClient.connect(quiet.url, { token: person.token });
+        const replies = () => client.messages.filter((m) => m.role === "agent").length;
+        const say = async (text: string, id: string) => {
+          const before = replies();
+          await client.send(text, id);
+          await eventually(() => replies() > before, `an answer to ${text}`);
+          await quiet.settled();
+        };
+        const running = async () => {
+          const [job] = await quiet.db.job.findMany({
+            where: { conversationId: person.conversationId, status: "running" },
+          });
+          return job!;
+        };
+        const post = async (body: unknown) => {
+          const answer = await fetch(callbackUrl(quiet.ctx, await running()), {
+            method: "POST",
+            headers: { "Content-Type": "application/json" },
+            body: JSON.stringify(body),
+          });
+          expect(answer.status).toBe(200);
+          await quiet.settled();
+        };
+        await say("I've been having a lot of anxiety lately, I live in Ñuñoa", "q1");
+        await post({ progress: "Reading the catalogue" });
+        await post({ result: "error", message: "The catalogue is down for maintenance." });
+        await eventually(() => replies() === 2, "the failure told");
+        await say("search for grief near Las Condes", "q2");
+        await endJob(quiet.ctx, (await running()).id, "timeout");
+        await eventually(() => replies() === 4, "the time-out told");
+        await quiet.settled();
+        client.close();
+
+        const file = path.join(dir, "ends.yml");
+        const run = await hubCommand(["test", "record", "--conversation", person.conversationId, "--out", file], {
+          ...quiet.siblingEnv({}),
+          HUB_URL: quiet.url,
+          TOOLS_DIR: TOOLS,
+        });
+        expect(run.code).toBe(0);
+        expect(run.stderr).toContain(
+          "1 test of 5 steps: 2 person messages, 1 progress, 0 results, 1 failure, 1 time-out, 2 tool calls, 4 replies",
+        );
+        const [test] = (await readTestFile(file)).tests;
+        expect(test?.steps.map((step) => Object.keys(step).find((key) => key !== "expect"))).toEqual([
+          "person",
+          "progress",
+          "failure",
+          "person",
+          "timeout",
+        ]);
+        // Each start's own 202 message, in order.
+        expect(test?.tools.demo_search?.accepted).toEqual([
+          expect.stringMatching(/^Searching the demo catalogue for "anxiety"/),
+          expect.stringMatching(/^Searching the demo catalogue for "grief/),
+        ]);
+        expect(test?.steps[1]).toEqual({
+          progress: { tool: "demo_search", text: "Reading the catalogue", notify: false },
+          expect: [{ no_tool: true }, { no_reply: true }],
+        });
+        expect(test?.steps[2]).toMatchObject({
+          failure: { tool: "demo_search", message: "The catalogue is down for maintenance." },
+        });
+        const replay = await hubCommand(["test", file], { REDIS_URL, TOOLS_DIR: TOOLS, DEMO: "true" });
+        expect(replay.stdout).not.toContain("FAIL");
+        expect(replay.stdout).toContain("1 passed, 0 failed");
+        expect(replay.code).toBe(0);
+      } finally {
+        await quiet.stop();
+      }
     },
     LONG,
   );

@@ -86,6 +86,8 @@ export function recordConversation(
   const fields: Recording["fields"] = { person: [], arguments: [], tools: [], replies: [] };
   let current: { step: WrittenStep; calls: number; replies: string[]; skipped: boolean } | undefined;
   let before = 0;
+  // Each job's start once: a call deduplicated onto a running job reached no backend.
+  const started = new Set<string>();
 
   const close = () => {
     if (!current || current.skipped) return;
@@ -173,7 +175,10 @@ export function recordConversation(
         current.calls++;
         counts.calls++;
         current.step.expect.push({ tool: call.tool, arguments: call.arguments ?? {} });
-        if (job) accepted(test, job, note);
+        if (job && !started.has(job.id)) {
+          started.add(job.id);
+          accepted(test, job);
+        }
         if (job?.approval) note(`${call.tool} waited for an approval, which a step cannot give yet`);
         break;
       }
@@ -197,6 +202,7 @@ export function recordConversation(
     }
   }
   close();
+  collapseAccepted(test);
   for (const [tool, answers] of Object.entries(test.tools))
     for (const key of Object.keys(answers)) fields.tools.unshift(`tools.${tool}.${key}`);
   if (before > 0)
@@ -206,13 +212,22 @@ export function recordConversation(
   return { test, counts, fields, notes };
 }
 
-/** The 202 message of an async call, as its stand-in answers it; a test has one per tool. */
-function accepted(test: Recording["test"], job: JobView, note: (sentence: string) => void): void {
-  if (job.message === null) return;
+/** The 202 messages of a tool's async calls, in order ("" for none): its stand-in answers the nth start with the nth. */
+function accepted(test: Recording["test"], job: JobView): void {
   const tool = (test.tools[job.tool] ??= {});
-  if (tool.accepted === undefined) tool.accepted = job.message;
-  else if (tool.accepted !== job.message)
-    note(`${job.tool} was accepted with different messages: the first is written (a test has one per tool)`);
+  tool.accepted = [...((tool.accepted as string[] | undefined) ?? []), job.message ?? ""];
+}
+
+/** One message when the calls were all accepted with it; else the list, without the repeats of its last. */
+function collapseAccepted(test: Recording["test"]): void {
+  for (const [name, tool] of Object.entries(test.tools)) {
+    const list = tool.accepted as string[] | undefined;
+    if (!list) continue;
+    while (list.length > 1 && list.at(-1) === list.at(-2)) list.pop();
+    if (list.length === 1 && list[0] === "") delete tool.accepted;
+    else tool.accepted = list.length === 1 ? list[0] : list;
+    if (Object.keys(tool).length === 0) delete test.tools[name];
+  }
 }
 
 function resultEntry(
