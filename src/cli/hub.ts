@@ -1,5 +1,6 @@
 // The `hub` command: `hub chat`, `hub chat show`, `hub tools check [dir]`, `hub tools reload`, `hub conversation show <id>`,
-// `hub erase`, `hub data prune [--dry-run]`, `hub test [files…]`, `hub help`.
+// `hub erase`, `hub data prune [--dry-run]`, `hub test [files…]`,
+// `hub test record`, `hub help`.
 import { parseArgs } from "node:util";
 import { ConfigError, configuredToolsDir, loadConfig, toolEnvironment } from "../config.js";
 import { formatProblem, loadTools } from "../tools/load-tools.js";
@@ -15,6 +16,7 @@ import { terminalText } from "./terminal-text.js";
 import { dataPrune } from "./data-prune.js";
 import { reloadTools } from "./tools-reload.js";
 import { hubTest } from "./hub-test.js";
+import { hubTestRecord } from "./hub-test-record.js";
 
 const usage = `usage:
   hub chat ["text"] [--new] [--conversation <id>] [--timeout 10m]
@@ -43,6 +45,11 @@ const usage = `usage:
                                   run conversation tests (default: tests/*.yml) against the current agent
                                   and tool files, on a database and Redis prefix of their own; no backend
                                   or channel is called; exits 1 when an expectation fails
+  hub test record [--conversation <id>] --out <file> [--force] [--redact] [--name "…"]
+                                  write a conversation (default: your chat) as a test file (--out - for
+                                  stdout), never over a file without --force; says on stderr what it
+                                  wrote and which fields hold the person's words or the tools' results;
+                                  --redact replaces the e-mail addresses and phone numbers they wrote
   hub help                        this text (also -h, --help)`;
 
 async function run(args: string[]): Promise<number> {
@@ -59,6 +66,12 @@ async function run(args: string[]): Promise<number> {
   if (group === "erase") return runErase(args.slice(1));
   if (group === "conversation" && command === "show" && arg && rest.length === 0) return showChat(arg);
   if (group === "data" && command === "prune") return pruneData(args.slice(2));
+  if (group === "test" && command === "record")
+    return hubTestRecord(
+      args.slice(2),
+      (text) => process.stdout.write(text),
+      (line) => process.stderr.write(`${line}\n`),
+    );
   if (group === "test")
     return hubTest(
       args.slice(1),

@@ -55,8 +55,9 @@ export type Step = z.infer<typeof stepSchema>;
 
 /** What a tool's stand-in answers when the hub starts a call: async tools 202, normal tools their recorded answer. */
 const recordedAnswerSchema = z.strictObject({
-  // An async tool: the message of its 202 (what the agent is told about the job that started).
-  accepted: z.string().optional(),
+  // An async tool: the message of its 202 (what the agent is told about the job that started); a list gives each
+  // start of the test its own, in order (the last for any start after).
+  accepted: z.union([z.string(), z.array(z.string()).min(1)]).optional(),
   // A normal (synchronous) tool: the body its backend answers with.
   answer: z.unknown().optional(),
 });

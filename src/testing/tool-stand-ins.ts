@@ -43,6 +43,8 @@ export async function startToolStandIns(sourceDir: string, workDir: string): Pro
   const tools = new Map<string, { async: boolean }>();
   const servers: Server[] = [];
   let answers: Record<string, RecordedAnswer> = {};
+  // Starts of each tool in the test that runs now: the nth is answered with the nth `accepted` message.
+  let starts = new Map<string, number>();
   let files: string[] = [];
   try {
     files = (await readdir(sourceDir)).filter((file) => TOOL_FILE.test(file)).sort();
@@ -88,7 +90,13 @@ export async function startToolStandIns(sourceDir: string, workDir: string): Pro
     });
     const recorded = answers[tool];
     // A start of an async call: accepted, with the recorded message; cancels and messages: taken.
-    if (isAsync && jobId) return { status: 202, body: recorded?.accepted ? { message: recorded.accepted } : {} };
+    if (isAsync && jobId) {
+      const nth = starts.get(tool) ?? 0;
+      starts.set(tool, nth + 1);
+      const given = recorded?.accepted;
+      const message = Array.isArray(given) ? given[Math.min(nth, given.length - 1)] : given;
+      return { status: 202, body: message ? { message } : {} };
+    }
     if (isAsync) return { status: 200, body: {} };
     if (recorded?.answer !== undefined) return { status: 200, body: recorded.answer };
     return { status: 501, body: { message: `the test gives no answer for ${tool} (tools.${tool}.answer)` } };
@@ -98,7 +106,10 @@ export async function startToolStandIns(sourceDir: string, workDir: string): Pro
     toolsDir,
     tools,
     requests,
-    use: (next) => void (answers = next),
+    use: (next) => {
+      answers = next;
+      starts = new Map();
+    },
     stop: async () => void (await Promise.all(servers.map(close))),
   };
 }
