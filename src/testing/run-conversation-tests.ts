@@ -14,6 +14,8 @@ import { createLogger } from "../logger.js";
 import { findOrCreateConversation } from "../conversations/conversations.js";
 import { receiveUserMessage } from "../conversations/inbound.js";
 import { endJob } from "../jobs/end-job.js";
+import { handBack, takeOver } from "../console/control.js";
+import { expireStaleResults } from "../delivery/stale-results.js";
 import { checkExpectation, type StepOutput } from "./expectations.js";
 import { stepLabel, type ConversationTest, type Step, type TestFile } from "./test-file.js";
 import { startToolStandIns, type ToolStandIns } from "./tool-stand-ins.js";
@@ -89,7 +91,12 @@ export async function runConversationTests(files: TestFile[], options: RunOption
     const config = loadConfig(env);
     const logs: string[] = [];
     const sink = new Writable({ write: (chunk: Buffer, _encoding, done) => (logs.push(chunk.toString()), done()) });
-    hub = await startHub(config, { logger: createLogger("error", sink) });
+    // The hub's clock runs ahead by what the steps' `after` let pass: no step waits for real.
+    const clock = { offsetMs: 0 };
+    hub = await startHub(config, {
+      logger: createLogger("error", sink),
+      now: () => new Date(Date.now() + clock.offsetMs),
+    });
     const agent = config.agent
       ? `external agent runtime at ${config.agent.url} (AGENT_URL)`
       : config.llm
@@ -101,7 +108,7 @@ export async function runConversationTests(files: TestFile[], options: RunOption
       for (const test of file.tests)
         for (let run = 1; run <= repeat; run++) {
           standIns.use(test.tools);
-          const outcome = await runTest(hub, standIns, file.path, test, run, options.stepTimeoutMs ?? 120_000);
+          const outcome = await runTest(hub, standIns, clock, file.path, test, run, options.stepTimeoutMs ?? 120_000);
           tests.push(outcome);
           options.onTest?.(outcome);
         }
@@ -131,9 +138,15 @@ export async function runConversationTests(files: TestFile[], options: RunOption
   }
 }
 
+/** How far the test hub's clock runs ahead of the real one. */
+interface Clock {
+  offsetMs: number;
+}
+
 async function runTest(
   hub: Hub,
   standIns: ToolStandIns,
+  clock: Clock,
   file: string,
   test: ConversationTest,
   run: number,
@@ -148,6 +161,7 @@ async function runTest(
   try {
     for (const [index, step] of test.steps.entries()) {
       const before = await snapshot(hub, conversation.id);
+      if (step.after !== undefined) await letTimePass(hub, clock, step.after);
       await play(hub, standIns, conversation.id, step);
       await settle(hub, stepTimeoutMs);
       const output = await stepOutput(hub, conversation.id, before);
@@ -165,11 +179,33 @@ async function runTest(
   return outcome;
 }
 
+/**
+ * Moves the hub's clock on, then runs the sweep's stale-result check once, as its timer would in that time:
+ * a result past its `deliver_within` expires and the agent's notice turn is asked for.
+ */
+async function letTimePass(hub: Hub, clock: Clock, ms: number): Promise<void> {
+  clock.offsetMs += ms;
+  await expireStaleResults(hub.ctx);
+}
+
+/** The human agent a test's take-over names. */
+const TEST_OPERATOR = { id: "conversation-test", name: "Conversation test" };
+
 async function play(hub: Hub, standIns: ToolStandIns, conversationId: string, step: Step): Promise<void> {
   if ("person" in step) {
     await receiveUserMessage(hub.ctx, { conversationId, text: step.person, clientId: randomUUID() });
     return;
   }
+  // Through the console's own functions, as an operator's take-over and hand-back.
+  if ("takeover" in step) {
+    await takeOver(hub.ctx, conversationId, TEST_OPERATOR);
+    return;
+  }
+  if ("handback" in step) {
+    await handBack(hub.ctx, conversationId);
+    return;
+  }
+  if (!("result" in step || "failure" in step || "progress" in step || "timeout" in step)) return;
   const tool =
     "result" in step
       ? step.result.tool
@@ -211,6 +247,8 @@ interface Snapshot {
   seq: string;
   handoffAt: string | null;
   cancelled: Set<string>;
+  /** Each routed message's decision, by id. */
+  decisions: Map<string, string>;
 }
 
 async function snapshot(hub: Hub, conversationId: string): Promise<Snapshot> {
@@ -223,7 +261,20 @@ async function snapshot(hub: Hub, conversationId: string): Promise<Snapshot> {
     `SELECT id FROM "Job" WHERE "conversationId" = $1::uuid AND status = 'cancelled'`,
     [conversationId],
   );
-  return { seq: row?.seq ?? "0", handoffAt: row?.handoff ?? null, cancelled: new Set(cancelled.map((j) => j.id)) };
+  return {
+    seq: row?.seq ?? "0",
+    handoffAt: row?.handoff ?? null,
+    cancelled: new Set(cancelled.map((j) => j.id)),
+    decisions: await decisions(hub, conversationId),
+  };
+}
+
+async function decisions(hub: Hub, conversationId: string): Promise<Map<string, string>> {
+  const rows = await hub.ctx.sql.query<{ id: string; role: string; decision: string }>(
+    `SELECT id, role, decision FROM "Message" WHERE "conversationId" = $1::uuid AND decision IS NOT NULL ORDER BY seq`,
+    [conversationId],
+  );
+  return new Map(rows.map((row) => [row.id, `${row.role}\n${row.decision}`]));
 }
 
 async function stepOutput(hub: Hub, conversationId: string, before: Snapshot): Promise<StepOutput> {
@@ -243,6 +294,13 @@ async function stepOutput(hub: Hub, conversationId: string, before: Snapshot): P
       .map((m) => m.data as { tool: string; arguments: Record<string, unknown> }),
     handedOff: after.handoffAt !== null && after.handoffAt !== before.handoffAt,
     cancelled: cancelled.filter((job) => !before.cancelled.has(job.id)).map((job) => job.tool),
+    // A message routed in the step, or routed again (a held result given after the hand-back, one expired).
+    routes: [...after.decisions]
+      .filter(([id, routed]) => before.decisions.get(id) !== routed)
+      .map(([, routed]) => {
+        const [role = "", decision = ""] = routed.split("\n");
+        return { role, decision };
+      }),
   };
 }
 
