@@ -496,6 +496,77 @@ ${opening}      - after: 2h
       LONG,
     );
 
+    it(
+      "on WhatsApp: a result given after 25 hours goes as the named template, then the answer once; time-outs by the clock",
+      async () => {
+        const whatsapp = `tests:
+  - name: a result given 25 hours on
+    channel: whatsapp
+    tools:
+      demo_search: { accepted: "Searching." }
+    steps:
+      - person: "I've been having a lot of anxiety lately, I live in Ñuñoa"
+        expect:
+          - tool: demo_search
+          - route: sent
+      - takeover: true
+      - result:
+          tool: demo_search
+          message: "I found 1 match."
+          data: { matches: [{ name: Ana Rojas, where: in Ñuñoa }] }
+        expect:
+          - route: held
+      - after: 25h
+        handback: true
+        expect:
+          - route: template
+          - template: result_ready
+      - person: "hello again"
+        expect:
+          - route: sent
+  - name: the call's time runs out on the hub's clock
+    channel: whatsapp
+    steps:
+      - person: "I've been having a lot of anxiety lately, I live in Ñuñoa"
+      - after: 4m
+        expect:
+          - no_reply: true
+      - after: 2m
+        expect:
+          - reply_contains: "it took too long"
+`;
+        const dir = mkdtempSync(path.join(tmpdir(), "hub-test-whatsapp-"));
+        const file = path.join(dir, "whatsapp.yml");
+        writeFileSync(file, whatsapp);
+        const env = { REDIS_URL, DEMO: "true", WA_TEMPLATE_NAME: "result_ready" };
+        const report = await runConversationTests([await readTestFile(file)], { env, toolsDir: TOOLS });
+        for (const test of report.tests) {
+          expect(test.error).toBeUndefined();
+          expect(test.outcomes.filter((each) => !each.passed)).toEqual([]);
+        }
+        expect(report.tests[0]?.outcomes).toHaveLength(6);
+        // What reached the person (Meta's stand-in): the start, the template, the answer once after they wrote.
+        const sends = report.tests[0]?.channel_sends ?? [];
+        expect(sends.map((send) => send.type)).toEqual(["text", "template", "text", "text"]);
+        expect(sends[1]?.text).toBe("result_ready");
+        expect(sends.filter((send) => send.text.includes("Ana Rojas"))).toEqual([
+          { type: "text", text: "I found 1 match.\nAna Rojas: in Ñuñoa" },
+        ]);
+        expect(report.tests[1]?.channel_sends?.at(-1)?.text).toContain("it took too long");
+
+        // Within the 24 hours the answer goes as it is: the window follows the person's message and the clock.
+        writeFileSync(file, whatsapp.replace("after: 25h", "after: 23h"));
+        const open = await runConversationTests([await readTestFile(file)], { env, toolsDir: TOOLS });
+        const failed = open.tests[0]?.outcomes.filter((each) => !each.passed);
+        expect(failed?.map((each) => [each.expectation, each.diff])).toEqual([
+          ["routed template", "- template\n+ tool_result: sent\n+ agent: sent"],
+          ["sends template result_ready", "- template result_ready\n+ (no template sent)"],
+        ]);
+        expect(open.tests[0]?.channel_sends?.filter((send) => send.text.includes("Ana Rojas"))).toHaveLength(1);
+      },
+      LONG,
+    );
+
     it("a duration that is not one is named with its step", async () => {
       const dir = mkdtempSync(path.join(tmpdir(), "hub-test-after-"));
       const file = path.join(dir, "after.yml");

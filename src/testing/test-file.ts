@@ -32,6 +32,8 @@ export const expectationSchema = z.union([
   z.strictObject({ no_reply: z.literal(true) }),
   z.strictObject({ handoff: z.literal(true) }),
   z.strictObject({ cancelled: text }),
+  // A WhatsApp template the hub sent (its name): what reaches a person whose 24-hour window has closed.
+  z.strictObject({ template: text }),
   // The router's decision on what the step routed: a reply, a template, a result's entry (held, expired).
   z.strictObject({
     route: z.enum(["live", "stored", "sent", "template", "held", "awaiting_reply", "failed", "expired"]),
@@ -87,8 +89,8 @@ export type RecordedAnswer = z.infer<typeof recordedAnswerSchema>;
 
 export const conversationTestSchema = z.strictObject({
   name: text,
-  // The widget channels only, for now (docs/testing-your-agent.md, "Not yet").
-  channel: z.enum(["web", "ios", "android", "flutter"]).default("web"),
+  // The widget channels and WhatsApp (on a stand-in of Meta's Graph API); not yet Instagram or Messenger.
+  channel: z.enum(["web", "ios", "android", "flutter", "whatsapp"]).default("web"),
   tools: z.record(z.string(), recordedAnswerSchema).default({}),
   steps: z.array(stepSchema).min(1),
 });
