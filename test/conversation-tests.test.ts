@@ -567,6 +567,40 @@ ${opening}      - after: 2h
       LONG,
     );
 
+    it(
+      "the docs' stale-result and WhatsApp examples pass as written",
+      async () => {
+        const docs = readFileSync(path.join(root, "docs/testing-your-agent.md"), "utf8");
+        const blocks = [...docs.matchAll(/```yaml\n(tests:\n[\s\S]*?)```/g)].map((match) => match[1] ?? "");
+        const stale = blocks.find((block) => block.includes("route: expired"));
+        const whatsapp = blocks.find((block) => block.includes("channel: whatsapp"));
+        if (!stale || !whatsapp) throw new Error("the docs' examples are gone: update this test");
+        const dir = mkdtempSync(path.join(tmpdir(), "hub-test-docs-"));
+        writeFileSync(path.join(dir, "stale.yml"), stale);
+        writeFileSync(path.join(dir, "whatsapp.yml"), whatsapp);
+        const env = { REDIS_URL, DEMO: "true", WA_TEMPLATE_NAME: "result_ready" };
+        const staleReport = await runConversationTests([await readTestFile(path.join(dir, "stale.yml"))], {
+          env,
+          toolsDir: toolsWithDeliverWithin(dir),
+        });
+        const whatsappReport = await runConversationTests([await readTestFile(path.join(dir, "whatsapp.yml"))], {
+          env,
+          toolsDir: TOOLS,
+        });
+        for (const test of [...staleReport.tests, ...whatsappReport.tests]) {
+          expect(test.error).toBeUndefined();
+          expect(test.outcomes.filter((each) => !each.passed)).toEqual([]);
+        }
+        expect(whatsappReport.tests[0]?.channel_sends?.map((send) => send.type)).toEqual([
+          "text",
+          "template",
+          "text",
+          "text",
+        ]);
+      },
+      LONG,
+    );
+
     it("a duration that is not one is named with its step", async () => {
       const dir = mkdtempSync(path.join(tmpdir(), "hub-test-after-"));
       const file = path.join(dir, "after.yml");
