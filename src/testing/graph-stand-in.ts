@@ -135,9 +135,9 @@ export async function startGraphStandIn(now: () => Date): Promise<GraphStandIn> 
           Buffer.concat(chunks).toString("utf8"),
         );
       } catch (error) {
-        if (!(error instanceof Refused)) throw error;
-        status = error.status;
-        answer = error.body;
+        // A fault of the stand-in itself: a 500, as Meta's own faults are, never a crash of the run.
+        status = error instanceof Refused ? error.status : 500;
+        answer = error instanceof Refused ? error.body : { error: { message: String(error), code: 1 } };
       }
       res.writeHead(status, { "Content-Type": "application/json" }).end(JSON.stringify(answer));
     });

@@ -1,8 +1,10 @@
 // Runs conversation tests (docs/testing-your-agent.md) against the hub's current agent: a hub of its own in
 // this process, on a throwaway embedded database under a temporary folder and a Redis prefix of its own, with
-// no channel, event endpoint or push service configured, and each tool's backend replaced by a stand-in
-// (tool-stand-ins.ts). The person's messages go through the hub's inbound path; results, failures and progress
-// are posted to the signed callback URL the hub gave the stand-in, as a backend would.
+// no event endpoint or push service configured, each tool's backend replaced by a stand-in (tool-stand-ins.ts)
+// and, for WhatsApp tests, Meta's Graph API too (graph-stand-in.ts). The person's messages go through the hub's
+// inbound path; results, failures and progress are posted to the signed callback URL the hub gave the stand-in,
+// as a backend would; take-overs and hand-backs go through the console's functions. The hub's clock is the
+// runner's: a step's `after` moves it on, and what the hub's timers would have done meanwhile is done once.
 import { randomInt, randomUUID } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
