@@ -386,6 +386,230 @@ describe("conversation tests", () => {
     );
   });
 
+  describe("take-over, hand-back and time", () => {
+    /** The demo tool with `deliver_within: 1h`: a result not given within the hour is stale. */
+    function toolsWithDeliverWithin(dir: string): string {
+      const toolsDir = path.join(dir, "tools");
+      mkdirSync(toolsDir);
+      const demo = readFileSync(path.join(TOOLS, "demo_search.yml"), "utf8");
+      if (!demo.includes("  timeout: 5m\n")) throw new Error("tools/demo_search.yml changed: update this test");
+      writeFileSync(
+        path.join(toolsDir, "demo_search.yml"),
+        demo.replace("  timeout: 5m\n", "  timeout: 5m\n  deliver_within: 1h\n"),
+      );
+      return toolsDir;
+    }
+
+    const opening = `      - person: "I've been having a lot of anxiety lately, I live in Ñuñoa"
+        expect:
+          - tool: demo_search
+          - route: stored
+      - takeover: true
+        expect:
+          - no_reply: true
+      - result:
+          tool: demo_search
+          message: "I found 1 match."
+          data: { matches: [{ name: Ana Rojas, where: in Ñuñoa }] }
+        expect:
+          - no_reply: true
+          - route: held
+`;
+
+    async function run(yaml: string, toolsDir = TOOLS) {
+      const dir = mkdtempSync(path.join(tmpdir(), "hub-test-time-"));
+      const file = path.join(dir, "time.yml");
+      writeFileSync(file, yaml);
+      return runConversationTests([await readTestFile(file)], { env: { REDIS_URL, DEMO: "true" }, toolsDir });
+    }
+
+    it(
+      "a result during a take-over is held, then given after the hand-back; the route is asserted like a reply",
+      async () => {
+        const report = await run(`tests:
+  - name: held, then delivered
+    tools:
+      demo_search: { accepted: "Searching." }
+    steps:
+${opening}      - handback: true
+        expect:
+          - reply_contains: "Ana Rojas"
+          - route: stored
+`);
+        expect(report.tests[0]?.error).toBeUndefined();
+        expect(report.tests[0]?.outcomes.filter((each) => !each.passed)).toEqual([]);
+        expect(report.tests[0]?.outcomes).toHaveLength(7);
+
+        // The same file expecting the result given during the take-over fails, naming what the router did.
+        const wrong = await run(`tests:
+  - name: expected live during the take-over
+    tools:
+      demo_search: { accepted: "Searching." }
+    steps:
+${opening.replace("- route: held", "- route: stored")}`);
+        const failed = wrong.tests[0]?.outcomes.filter((each) => !each.passed);
+        expect(failed?.map((each) => [each.step, each.expectation, each.diff])).toEqual([
+          [3, "routed stored", "- stored\n+ tool_result: held"],
+        ]);
+        expect(wrong.passed).toBe(false);
+      },
+      LONG,
+    );
+
+    it(
+      "after: lets hours pass on the hub's clock: a result held past its deliver_within expires",
+      async () => {
+        const dir = mkdtempSync(path.join(tmpdir(), "hub-test-stale-"));
+        const toolsDir = toolsWithDeliverWithin(dir);
+        const stale = `tests:
+  - name: a stale result expires
+    tools:
+      demo_search: { accepted: "Searching." }
+    steps:
+${opening}      - after: 2h
+        expect:
+          - route: expired
+          - no_reply: true
+      - handback: true
+        expect:
+          - reply_contains: "is out of date now"
+          - reply_not_contains: "Ana Rojas"
+          - route: stored
+`;
+        const report = await run(stale, toolsDir);
+        expect(report.tests[0]?.error).toBeUndefined();
+        expect(report.tests[0]?.outcomes.filter((each) => !each.passed)).toEqual([]);
+        expect(report.tests[0]?.outcomes).toHaveLength(10);
+
+        // Within the hour the same result is still given: the clock, not the step, expires it.
+        const fresh = await run(stale.replace("after: 2h", "after: 30m"), toolsDir);
+        const failed = fresh.tests[0]?.outcomes.filter((each) => !each.passed).map((each) => each.expectation);
+        expect(failed).toEqual([
+          "routed expired",
+          'reply contains "is out of date now"',
+          'reply does not contain "Ana Rojas"',
+        ]);
+        expect(fresh.tests[0]?.outcomes.find((each) => each.expectation === "routed expired")?.diff).toBe(
+          "- expired\n+ (nothing routed)",
+        );
+      },
+      LONG,
+    );
+
+    it(
+      "on WhatsApp: a result given after 25 hours goes as the named template, then the answer once; time-outs by the clock",
+      async () => {
+        const whatsapp = `tests:
+  - name: a result given 25 hours on
+    channel: whatsapp
+    tools:
+      demo_search: { accepted: "Searching." }
+    steps:
+      - person: "I've been having a lot of anxiety lately, I live in Ñuñoa"
+        expect:
+          - tool: demo_search
+          - route: sent
+      - takeover: true
+      - result:
+          tool: demo_search
+          message: "I found 1 match."
+          data: { matches: [{ name: Ana Rojas, where: in Ñuñoa }] }
+        expect:
+          - route: held
+      - after: 25h
+        handback: true
+        expect:
+          - route: template
+          - template: result_ready
+      - person: "hello again"
+        expect:
+          - route: sent
+  - name: the call's time runs out on the hub's clock
+    channel: whatsapp
+    steps:
+      - person: "I've been having a lot of anxiety lately, I live in Ñuñoa"
+      - after: 4m
+        expect:
+          - no_reply: true
+      - after: 2m
+        expect:
+          - reply_contains: "it took too long"
+`;
+        const dir = mkdtempSync(path.join(tmpdir(), "hub-test-whatsapp-"));
+        const file = path.join(dir, "whatsapp.yml");
+        writeFileSync(file, whatsapp);
+        const env = { REDIS_URL, DEMO: "true", WA_TEMPLATE_NAME: "result_ready" };
+        const report = await runConversationTests([await readTestFile(file)], { env, toolsDir: TOOLS });
+        for (const test of report.tests) {
+          expect(test.error).toBeUndefined();
+          expect(test.outcomes.filter((each) => !each.passed)).toEqual([]);
+        }
+        expect(report.tests[0]?.outcomes).toHaveLength(6);
+        // What reached the person (Meta's stand-in): the start, the template, the answer once after they wrote.
+        const sends = report.tests[0]?.channel_sends ?? [];
+        expect(sends.map((send) => send.type)).toEqual(["text", "template", "text", "text"]);
+        expect(sends[1]?.text).toBe("result_ready");
+        expect(sends.filter((send) => send.text.includes("Ana Rojas"))).toEqual([
+          { type: "text", text: "I found 1 match.\nAna Rojas: in Ñuñoa" },
+        ]);
+        expect(report.tests[1]?.channel_sends?.at(-1)?.text).toContain("it took too long");
+
+        // Within the 24 hours the answer goes as it is: the window follows the person's message and the clock.
+        writeFileSync(file, whatsapp.replace("after: 25h", "after: 23h"));
+        const open = await runConversationTests([await readTestFile(file)], { env, toolsDir: TOOLS });
+        const failed = open.tests[0]?.outcomes.filter((each) => !each.passed);
+        expect(failed?.map((each) => [each.expectation, each.diff])).toEqual([
+          ["routed template", "- template\n+ tool_result: sent\n+ agent: sent"],
+          ["sends template result_ready", "- template result_ready\n+ (no template sent)"],
+        ]);
+        expect(open.tests[0]?.channel_sends?.filter((send) => send.text.includes("Ana Rojas"))).toHaveLength(1);
+      },
+      LONG,
+    );
+
+    it(
+      "the docs' stale-result and WhatsApp examples pass as written",
+      async () => {
+        const docs = readFileSync(path.join(root, "docs/testing-your-agent.md"), "utf8");
+        const blocks = [...docs.matchAll(/```yaml\n(tests:\n[\s\S]*?)```/g)].map((match) => match[1] ?? "");
+        const stale = blocks.find((block) => block.includes("route: expired"));
+        const whatsapp = blocks.find((block) => block.includes("channel: whatsapp"));
+        if (!stale || !whatsapp) throw new Error("the docs' examples are gone: update this test");
+        const dir = mkdtempSync(path.join(tmpdir(), "hub-test-docs-"));
+        writeFileSync(path.join(dir, "stale.yml"), stale);
+        writeFileSync(path.join(dir, "whatsapp.yml"), whatsapp);
+        const env = { REDIS_URL, DEMO: "true", WA_TEMPLATE_NAME: "result_ready" };
+        const staleReport = await runConversationTests([await readTestFile(path.join(dir, "stale.yml"))], {
+          env,
+          toolsDir: toolsWithDeliverWithin(dir),
+        });
+        const whatsappReport = await runConversationTests([await readTestFile(path.join(dir, "whatsapp.yml"))], {
+          env,
+          toolsDir: TOOLS,
+        });
+        for (const test of [...staleReport.tests, ...whatsappReport.tests]) {
+          expect(test.error).toBeUndefined();
+          expect(test.outcomes.filter((each) => !each.passed)).toEqual([]);
+        }
+        expect(whatsappReport.tests[0]?.channel_sends?.map((send) => send.type)).toEqual([
+          "text",
+          "template",
+          "text",
+          "text",
+        ]);
+      },
+      LONG,
+    );
+
+    it("a duration that is not one is named with its step", async () => {
+      const dir = mkdtempSync(path.join(tmpdir(), "hub-test-after-"));
+      const file = path.join(dir, "after.yml");
+      writeFileSync(file, `tests:\n  - name: soon\n    steps:\n      - after: "a while"\n`);
+      await expect(readTestFile(file)).rejects.toThrow(TestFileError);
+      await expect(readTestFile(file)).rejects.toThrow(/test "soon", steps\.0/);
+    });
+  });
+
   it("a mistake in a file names the file, the test and the field", async () => {
     const dir = mkdtempSync(path.join(tmpdir(), "hub-test-file-"));
     const file = path.join(dir, "bad.yml");

@@ -14,6 +14,10 @@ export interface StepOutput {
   handedOff: boolean;
   /** The tools of the calls cancelled during the step. */
   cancelled: string[];
+  /** The names of the templates sent during the step. */
+  templates: string[];
+  /** The router's decisions during the step: each message routed (or routed again), with its role. */
+  routes: { role: string; decision: string }[];
 }
 
 const ajv = new Ajv({ allErrors: true, strict: false });
@@ -74,6 +78,20 @@ export function checkExpectation(
   if ("no_reply" in expectation) return outcome("no reply", output.replies.length === 0, `- (no reply)\n${said}`);
   if ("handoff" in expectation)
     return outcome("asks for a person", output.handedOff, "- a hand-off to a person\n+ (no hand-off)");
+  if ("template" in expectation)
+    return outcome(
+      `sends template ${expectation.template}`,
+      output.templates.includes(expectation.template),
+      `- template ${expectation.template}\n${output.templates.map((name) => `+ template ${name}`).join("\n") || "+ (no template sent)"}`,
+    );
+  if ("route" in expectation) {
+    const routed = output.routes.map((each) => `+ ${each.role}: ${each.decision}`).join("\n") || "+ (nothing routed)";
+    return outcome(
+      `routed ${expectation.route}`,
+      output.routes.some((each) => each.decision === expectation.route),
+      `- ${expectation.route}\n${routed}`,
+    );
+  }
   return outcome(
     `cancels ${expectation.cancelled}`,
     output.cancelled.includes(expectation.cancelled),

@@ -1,9 +1,11 @@
 // Runs conversation tests (docs/testing-your-agent.md) against the hub's current agent: a hub of its own in
 // this process, on a throwaway embedded database under a temporary folder and a Redis prefix of its own, with
-// no channel, event endpoint or push service configured, and each tool's backend replaced by a stand-in
-// (tool-stand-ins.ts). The person's messages go through the hub's inbound path; results, failures and progress
-// are posted to the signed callback URL the hub gave the stand-in, as a backend would.
-import { randomUUID } from "node:crypto";
+// no event endpoint or push service configured, each tool's backend replaced by a stand-in (tool-stand-ins.ts)
+// and, for WhatsApp tests, Meta's Graph API too (graph-stand-in.ts). The person's messages go through the hub's
+// inbound path; results, failures and progress are posted to the signed callback URL the hub gave the stand-in,
+// as a backend would; take-overs and hand-backs go through the console's functions. The hub's clock is the
+// runner's: a step's `after` moves it on, and what the hub's timers would have done meanwhile is done once.
+import { randomInt, randomUUID } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -14,9 +16,12 @@ import { createLogger } from "../logger.js";
 import { findOrCreateConversation } from "../conversations/conversations.js";
 import { receiveUserMessage } from "../conversations/inbound.js";
 import { endJob } from "../jobs/end-job.js";
+import { handBack, takeOver } from "../console/control.js";
+import { expireStaleResults } from "../delivery/stale-results.js";
 import { checkExpectation, type StepOutput } from "./expectations.js";
 import { stepLabel, type ConversationTest, type Step, type TestFile } from "./test-file.js";
 import { startToolStandIns, type ToolStandIns } from "./tool-stand-ins.js";
+import { startGraphStandIn, type GraphStandIn } from "./graph-stand-in.js";
 
 export interface ExpectationOutcome {
   step: number;
@@ -35,6 +40,8 @@ export interface TestOutcome {
   outcomes: ExpectationOutcome[];
   /** A step that could not be played (no running call to answer, a hub error). */
   error?: string;
+  /** A WhatsApp test: what the stand-in of Meta's Graph API accepted for the person, in order. */
+  channel_sends?: { type: "text" | "template"; text: string }[];
 }
 
 export interface TestReport {
@@ -62,14 +69,22 @@ export interface RunOptions {
 }
 
 /** Settings a test hub takes from the hub's environment: what chooses and reaches the agent, and Redis. */
-const TAKEN = /^(AGENT_|OPENAI_|ANTHROPIC_|REDIS_|DEMO$|DEMO_DELAY_MS$|TOOL_START_TIMEOUT_MS$|TURN_RETRY_BASE_MS$)/;
+const TAKEN =
+  /^(AGENT_|OPENAI_|ANTHROPIC_|REDIS_|DEMO$|DEMO_DELAY_MS$|TOOL_START_TIMEOUT_MS$|TURN_RETRY_BASE_MS$|WA_TEMPLATE_)/;
 
 export async function runConversationTests(files: TestFile[], options: RunOptions): Promise<TestReport> {
   const workDir = await mkdtemp(path.join(tmpdir(), "hub-test-"));
   let standIns: ToolStandIns | undefined;
+  let graph: GraphStandIn | undefined;
   let hub: Hub | undefined;
+  // The hub's clock runs ahead by what the steps' `after` let pass: no step waits for real.
+  const clock: Clock = { offsetMs: 0 };
+  const now = () => new Date(Date.now() + clock.offsetMs);
   try {
     standIns = await startToolStandIns(options.toolsDir, workDir);
+    // A WhatsApp test's sends go to a stand-in of Meta's Graph API, never to Meta.
+    if (files.some((file) => file.tests.some((test) => test.channel === "whatsapp")))
+      graph = await startGraphStandIn(now);
     const env: Record<string, string> = {};
     for (const [name, value] of Object.entries(options.env))
       if (value !== undefined && TAKEN.test(name)) env[name] = value;
@@ -85,11 +100,14 @@ export async function runConversationTests(files: TestFile[], options: RunOption
       LOG_LEVEL: "error",
       // The sweep repairs what a crash left behind; a test run has none, and its timer would outlive a step.
       OUTBOX_SWEEP_MS: "600000",
+      ...(graph
+        ? { WA_PHONE_NUMBER_ID: graph.phoneNumberId, WA_ACCESS_TOKEN: graph.accessToken, GRAPH_API_URL: graph.url }
+        : {}),
     });
     const config = loadConfig(env);
     const logs: string[] = [];
     const sink = new Writable({ write: (chunk: Buffer, _encoding, done) => (logs.push(chunk.toString()), done()) });
-    hub = await startHub(config, { logger: createLogger("error", sink) });
+    hub = await startHub(config, { logger: createLogger("error", sink), now });
     const agent = config.agent
       ? `external agent runtime at ${config.agent.url} (AGENT_URL)`
       : config.llm
@@ -101,7 +119,15 @@ export async function runConversationTests(files: TestFile[], options: RunOption
       for (const test of file.tests)
         for (let run = 1; run <= repeat; run++) {
           standIns.use(test.tools);
-          const outcome = await runTest(hub, standIns, file.path, test, run, options.stepTimeoutMs ?? 120_000);
+          const outcome = await runTest(
+            hub,
+            { tools: standIns, graph },
+            clock,
+            file.path,
+            test,
+            run,
+            options.stepTimeoutMs ?? 120_000,
+          );
           tests.push(outcome);
           options.onTest?.(outcome);
         }
@@ -127,13 +153,26 @@ export async function runConversationTests(files: TestFile[], options: RunOption
   } finally {
     await hub?.stop().catch(() => undefined);
     await standIns?.stop();
+    await graph?.stop();
     await rm(workDir, { recursive: true, force: true });
   }
 }
 
+/** How far the test hub's clock runs ahead of the real one. */
+interface Clock {
+  offsetMs: number;
+}
+
+/** What stands in for the backends and Meta during a run. */
+interface StandIns {
+  tools: ToolStandIns;
+  graph: GraphStandIn | undefined;
+}
+
 async function runTest(
   hub: Hub,
-  standIns: ToolStandIns,
+  standIns: StandIns,
+  clock: Clock,
   file: string,
   test: ConversationTest,
   run: number,
@@ -141,14 +180,18 @@ async function runTest(
 ): Promise<TestOutcome> {
   const outcome: TestOutcome = { file, name: test.name, run, passed: false, outcomes: [] };
   const { sql } = hub.ctx;
-  const { conversation } = await findOrCreateConversation(sql, {
-    channel: test.channel,
-    contact: `conversation-test-${randomUUID()}`,
-  });
+  const { conversation } = await findOrCreateConversation(
+    sql,
+    test.channel === "whatsapp"
+      ? // A phone number of its own (digits, as WhatsApp gives them) on the stand-in's number.
+        { channel: "whatsapp", account: standIns.graph?.phoneNumberId ?? "", contact: `999${randomInt(1e9, 1e10)}` }
+      : { channel: test.channel, contact: `conversation-test-${randomUUID()}` },
+  );
   try {
     for (const [index, step] of test.steps.entries()) {
       const before = await snapshot(hub, conversation.id);
-      await play(hub, standIns, conversation.id, step);
+      if (step.after !== undefined) await letTimePass(hub, clock, step.after);
+      await play(hub, standIns, conversation, step);
       await settle(hub, stepTimeoutMs);
       const output = await stepOutput(hub, conversation.id, before);
       for (const expectation of step.expect)
@@ -162,14 +205,64 @@ async function runTest(
     outcome.error = (error as Error).message;
   }
   outcome.passed = !outcome.error && outcome.outcomes.every((each) => each.passed);
+  if (test.channel === "whatsapp")
+    outcome.channel_sends = (standIns.graph?.sends ?? [])
+      .filter((send) => send.to === conversation.contact)
+      .map((send) => ({ type: send.type, text: send.text }));
   return outcome;
 }
 
-async function play(hub: Hub, standIns: ToolStandIns, conversationId: string, step: Step): Promise<void> {
+/**
+ * Moves the hub's clock on, then does once what the hub's timers would have done in that time: the timeout
+ * poll ends the calls whose `async.timeout` has passed (by the hub's clock, where the poll asks the
+ * database's), and the sweep expires the results past their `deliver_within`; each asks for the turns owed.
+ */
+async function letTimePass(hub: Hub, clock: Clock, ms: number): Promise<void> {
+  clock.offsetMs += ms;
+  const due = await hub.ctx.sql.query<{ id: string }>(
+    `SELECT id FROM "Job" WHERE status = 'running' AND "timeoutAt" <= $1 ORDER BY "timeoutAt"`,
+    [hub.ctx.now()],
+  );
+  for (const { id } of due) await endJob(hub.ctx, id, "timeout");
+  await expireStaleResults(hub.ctx);
+}
+
+/** The human agent a test's take-over names. */
+const TEST_OPERATOR = { id: "conversation-test", name: "Conversation test" };
+
+async function play(
+  hub: Hub,
+  standIns: StandIns,
+  conversation: { id: string; channel: string; contact: string },
+  step: Step,
+): Promise<void> {
+  const conversationId = conversation.id;
   if ("person" in step) {
-    await receiveUserMessage(hub.ctx, { conversationId, text: step.person, clientId: randomUUID() });
+    if (conversation.channel !== "whatsapp") {
+      await receiveUserMessage(hub.ctx, { conversationId, text: step.person, clientId: randomUUID() });
+      return;
+    }
+    // As the WhatsApp channel's inbound takes a message: Meta's id, and the time it was sent (the window's).
+    const sentAt = hub.ctx.now();
+    standIns.graph?.personWrote(conversation.contact, sentAt);
+    await receiveUserMessage(hub.ctx, {
+      conversationId,
+      text: step.person,
+      externalId: `wamid.conversation-test-${randomUUID()}`,
+      sentAt,
+    });
     return;
   }
+  // Through the console's own functions, as an operator's take-over and hand-back.
+  if ("takeover" in step) {
+    await takeOver(hub.ctx, conversationId, TEST_OPERATOR);
+    return;
+  }
+  if ("handback" in step) {
+    await handBack(hub.ctx, conversationId);
+    return;
+  }
+  if (!("result" in step || "failure" in step || "progress" in step || "timeout" in step)) return;
   const tool =
     "result" in step
       ? step.result.tool
@@ -197,7 +290,7 @@ async function play(hub: Hub, standIns: ToolStandIns, conversationId: string, st
         ? { result: "error", message: step.failure.message }
         : { progress: step.progress.text, notify: step.progress.notify };
   // Posted to the URL the hub gave its backend, as the backend would.
-  const url = standIns.requests.find((request) => request.jobId === job.id)?.callbackUrl;
+  const url = standIns.tools.requests.find((request) => request.jobId === job.id)?.callbackUrl;
   if (!url) throw new Error(`the hub gave ${tool}'s stand-in no callback URL for its running call`);
   const answer = await fetch(url, {
     method: "POST",
@@ -211,6 +304,8 @@ interface Snapshot {
   seq: string;
   handoffAt: string | null;
   cancelled: Set<string>;
+  /** Each routed message's decision, by id. */
+  decisions: Map<string, string>;
 }
 
 async function snapshot(hub: Hub, conversationId: string): Promise<Snapshot> {
@@ -223,7 +318,20 @@ async function snapshot(hub: Hub, conversationId: string): Promise<Snapshot> {
     `SELECT id FROM "Job" WHERE "conversationId" = $1::uuid AND status = 'cancelled'`,
     [conversationId],
   );
-  return { seq: row?.seq ?? "0", handoffAt: row?.handoff ?? null, cancelled: new Set(cancelled.map((j) => j.id)) };
+  return {
+    seq: row?.seq ?? "0",
+    handoffAt: row?.handoff ?? null,
+    cancelled: new Set(cancelled.map((j) => j.id)),
+    decisions: await decisions(hub, conversationId),
+  };
+}
+
+async function decisions(hub: Hub, conversationId: string): Promise<Map<string, string>> {
+  const rows = await hub.ctx.sql.query<{ id: string; role: string; decision: string }>(
+    `SELECT id, role, decision FROM "Message" WHERE "conversationId" = $1::uuid AND decision IS NOT NULL ORDER BY seq`,
+    [conversationId],
+  );
+  return new Map(rows.map((row) => [row.id, `${row.role}\n${row.decision}`]));
 }
 
 async function stepOutput(hub: Hub, conversationId: string, before: Snapshot): Promise<StepOutput> {
@@ -238,11 +346,19 @@ async function stepOutput(hub: Hub, conversationId: string, before: Snapshot): P
   );
   return {
     replies: messages.filter((m) => m.role === "agent").map((m) => m.text ?? ""),
+    templates: messages.filter((m) => m.role === "template").map((m) => m.text ?? ""),
     calls: messages
       .filter((m) => m.role === "tool_call")
       .map((m) => m.data as { tool: string; arguments: Record<string, unknown> }),
     handedOff: after.handoffAt !== null && after.handoffAt !== before.handoffAt,
     cancelled: cancelled.filter((job) => !before.cancelled.has(job.id)).map((job) => job.tool),
+    // A message routed in the step, or routed again (a held result given after the hand-back, one expired).
+    routes: [...after.decisions]
+      .filter(([id, routed]) => before.decisions.get(id) !== routed)
+      .map(([, routed]) => {
+        const [role = "", decision = ""] = routed.split("\n");
+        return { role, decision };
+      }),
   };
 }
 

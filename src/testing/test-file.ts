@@ -3,6 +3,7 @@
 import { readFile } from "node:fs/promises";
 import { parse } from "yaml";
 import { z } from "zod";
+import { parseSpan } from "../tools/duration.js";
 
 const text = z.string().min(1);
 
@@ -31,25 +32,49 @@ export const expectationSchema = z.union([
   z.strictObject({ no_reply: z.literal(true) }),
   z.strictObject({ handoff: z.literal(true) }),
   z.strictObject({ cancelled: text }),
+  // A WhatsApp template the hub sent (its name): what reaches a person whose 24-hour window has closed.
+  z.strictObject({ template: text }),
+  // The router's decision on what the step routed: a reply, a template, a result's entry (held, expired).
+  z.strictObject({
+    route: z.enum(["live", "stored", "sent", "template", "held", "awaiting_reply", "failed", "expired"]),
+  }),
 ]);
 export type Expectation = z.infer<typeof expectationSchema>;
 
 const expect = z.array(expectationSchema).default([]);
 
-/** One step: the person writes, or a running call's backend posts its result, a failure or progress. */
+/** How long passes on the hub's clock before the step (`25h`, `90m`, `2d`): no real waiting. */
+const after = z
+  .string()
+  .transform((value, issue) => {
+    const parsed = parseSpan(value);
+    if ("ms" in parsed) return parsed.ms;
+    issue.addIssue({ code: "custom", message: parsed.error });
+    return z.NEVER;
+  })
+  .optional();
+const stepBase = { after, expect };
+
+/**
+ * One step: the person writes, a running call's backend posts its result, a failure or progress, a human
+ * takes the conversation over or hands it back, or only time passes.
+ */
 export const stepSchema = z.union([
-  z.strictObject({ person: text, expect }),
+  z.strictObject({ person: text, ...stepBase }),
   z.strictObject({
     result: z.strictObject({ tool: text, message: z.string().optional(), data: z.unknown().optional() }),
-    expect,
+    ...stepBase,
   }),
-  z.strictObject({ failure: z.strictObject({ tool: text, message: text }), expect }),
+  z.strictObject({ failure: z.strictObject({ tool: text, message: text }), ...stepBase }),
   z.strictObject({
     progress: z.strictObject({ tool: text, text, notify: z.boolean().default(false) }),
-    expect,
+    ...stepBase,
   }),
-  // The call's time runs out now, whatever its `async.timeout` says (time in tests is not modelled yet).
-  z.strictObject({ timeout: z.strictObject({ tool: text }), expect }),
+  // The call's time runs out now, whatever its `async.timeout` says.
+  z.strictObject({ timeout: z.strictObject({ tool: text }), ...stepBase }),
+  z.strictObject({ takeover: z.literal(true), ...stepBase }),
+  z.strictObject({ handback: z.literal(true), ...stepBase }),
+  z.strictObject({ after: after.unwrap(), expect }),
 ]);
 export type Step = z.infer<typeof stepSchema>;
 
@@ -65,8 +90,8 @@ export type RecordedAnswer = z.infer<typeof recordedAnswerSchema>;
 
 export const conversationTestSchema = z.strictObject({
   name: text,
-  // The widget channels only, for now (docs/testing-your-agent.md, "Not yet").
-  channel: z.enum(["web", "ios", "android", "flutter"]).default("web"),
+  // The widget channels and WhatsApp (on a stand-in of Meta's Graph API); not yet Instagram or Messenger.
+  channel: z.enum(["web", "ios", "android", "flutter", "whatsapp"]).default("web"),
   tools: z.record(z.string(), recordedAnswerSchema).default({}),
   steps: z.array(stepSchema).min(1),
 });
@@ -106,9 +131,27 @@ export async function readTestFile(path: string): Promise<TestFile> {
 
 /** The step's kind, as the report names it. */
 export function stepLabel(step: Step): string {
+  const label = kindLabel(step);
+  return step.after === undefined ? label : `after ${formatSpan(step.after)}, ${label}`;
+}
+
+function formatSpan(ms: number): string {
+  for (const [unit, size] of [
+    ["d", 86_400_000],
+    ["h", 3_600_000],
+    ["m", 60_000],
+  ] as const)
+    if (ms % size === 0) return `${ms / size}${unit}`;
+  return `${ms / 1000}s`;
+}
+
+function kindLabel(step: Step): string {
   if ("person" in step) return `person: ${step.person}`;
   if ("result" in step) return `result of ${step.result.tool}`;
   if ("failure" in step) return `failure of ${step.failure.tool}`;
   if ("progress" in step) return `progress of ${step.progress.tool}: ${step.progress.text}`;
-  return `time-out of ${step.timeout.tool}`;
+  if ("timeout" in step) return `time-out of ${step.timeout.tool}`;
+  if ("takeover" in step) return "a human takes over";
+  if ("handback" in step) return "the human hands back";
+  return "time passes";
 }
