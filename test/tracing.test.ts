@@ -279,6 +279,32 @@ describe("traces exported over OTLP/HTTP", () => {
     }
   }, 300_000);
 
+  it("sends OTLP's protobuf encoding when OTEL_EXPORTER_OTLP_PROTOCOL asks for it", async () => {
+    const hub = spawnHub({ ...env, PORT: "0", OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf" }, undefined, {
+      compiled: true,
+    });
+    hubs.push(hub);
+    await hub.waitFor("chat-delivery-hub is running", HOUR.timeout);
+    const pid = String(hub.child.pid);
+    // (Health checks are not traced: an API request is.)
+    expect((await apiCall(hub.url(), "GET", "/v1/conversations")).status).toBe(200);
+    // The request's server span, read back from protobuf with its resource and attributes.
+    const span = await eventually(
+      () =>
+        receiver.spans.find((s) => s.pid === pid && s.kind === 2 && s.attributes["url.path"] === "/v1/conversations"),
+      "the request's span, sent as protobuf",
+    );
+    expect(span).toMatchObject({
+      traceId: expect.stringMatching(/^[0-9a-f]{32}$/),
+      spanId: expect.stringMatching(/^[0-9a-f]{16}$/),
+      service: "hub-under-test",
+      attributes: { "http.request.method": "GET", "http.response.status_code": 200 },
+    });
+    expect(receiver.encodings).toContain("protobuf");
+    expect(receiver.refused).toEqual([]);
+    expect(await hub.stop()).toBe(0);
+  }, 300_000);
+
   it("off, loads no part of the OpenTelemetry SDK; on, loads it", async () => {
     const dir = mkdtempSync(path.join(tmpdir(), "hub-loaded-"));
     /** The SDK's modules a hub process loaded, with the endpoint given. */

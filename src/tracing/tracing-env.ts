@@ -10,3 +10,12 @@ export function tracingWanted(env: NodeJS.ProcessEnv = process.env): boolean {
 
 /** Message texts, prompts, tool arguments and results go into spans only when this is set. */
 export const captureContent = process.env.OTEL_CAPTURE_CONTENT === "true";
+
+/**
+ * The OTLP/HTTP encoding: `http/protobuf` when asked for (OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, else
+ * OTEL_EXPORTER_OTLP_PROTOCOL), JSON otherwise — `grpc` is not supported, and start-up says so.
+ */
+export function tracesProtocol(env: NodeJS.ProcessEnv = process.env): "http/json" | "http/protobuf" {
+  const asked = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL;
+  return asked === "http/protobuf" ? "http/protobuf" : "http/json";
+}

@@ -12,6 +12,7 @@ import {
   W3CTraceContextPropagator,
 } from "@opentelemetry/core";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
+import { OTLPTraceExporter as OTLPProtobufTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
 import { registerInstrumentations } from "@opentelemetry/instrumentation";
 import { HttpInstrumentation } from "@opentelemetry/instrumentation-http";
 import { IORedisInstrumentation } from "@opentelemetry/instrumentation-ioredis";
@@ -26,7 +27,7 @@ import {
   type Sampler,
 } from "@opentelemetry/sdk-trace";
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from "@opentelemetry/semantic-conventions";
-import { captureContent } from "./tracing-env.js";
+import { captureContent, tracesProtocol } from "./tracing-env.js";
 import { redactTarget, redactUrl } from "./redact-url.js";
 
 /** The modules whose ES-module imports the instrumentations must see (the rest load unwrapped). */
@@ -54,7 +55,10 @@ export function startTracing(): void {
     )
     // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES win.
     .merge(detectResources({ detectors: [envDetector] }));
-  const exporter = new OTLPTraceExporter();
+  const asked = process.env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? process.env.OTEL_EXPORTER_OTLP_PROTOCOL;
+  if (asked && asked !== tracesProtocol())
+    process.emitWarning(`OTLP protocol ${asked} is not supported: traces are sent over OTLP/HTTP as JSON`);
+  const exporter = tracesProtocol() === "http/protobuf" ? new OTLPProtobufTraceExporter() : new OTLPTraceExporter();
   const provider = new TracerProvider({
     resource,
     ...(sampler() ? { sampler: sampler()! } : {}),
