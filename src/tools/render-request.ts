@@ -45,6 +45,7 @@ export function renderToolRequest(
   env: EnvLookup,
   jobId?: string,
 ): RenderedRequest {
+  if (!tool.request) throw new Error("an MCP server's tool has no HTTP request");
   const { method, base_url, path, headers, body } = tool.request;
   const url = new URL(joinUrl(substitute(base_url, env, jobId), substitute(path, env, jobId)));
   const renderedHeaders = Object.fromEntries(
@@ -87,7 +88,7 @@ export function renderMessageRequest(
   env: EnvLookup,
 ): RenderedRequest | undefined {
   const message = tool.async?.message;
-  if (!message) return undefined;
+  if (!message || !tool.request) return undefined;
   const headers = Object.fromEntries(
     Object.entries(tool.request.headers).map(([key, value]) => [key, substitute(value, env)]),
   );
@@ -113,7 +114,7 @@ export function renderCancelRequest(
   env: EnvLookup,
 ): RenderedRequest | undefined {
   const cancel = tool.async?.cancel;
-  if (!cancel) return undefined;
+  if (!cancel || !tool.request) return undefined;
   const headers = Object.fromEntries(
     Object.entries(tool.request.headers).map(([key, value]) => [key, substitute(value, env, jobId)]),
   );

@@ -10,9 +10,9 @@ export type ToolDefinition = Omit<Tool, "validateArguments" | "version">;
 
 export function definitionOf(tool: ToolDefinition): ToolDefinition {
   // Through JSON: what is stored is what is read back (no `undefined` keys).
-  const { name, file, description, whenToUse, parameters, async, approval, request, respond } = tool;
+  const { name, file, description, whenToUse, parameters, async, approval, request, mcp, respond } = tool;
   return JSON.parse(
-    JSON.stringify({ name, file, description, whenToUse, parameters, async, approval, request, respond }),
+    JSON.stringify({ name, file, description, whenToUse, parameters, async, approval, request, mcp, respond }),
   ) as ToolDefinition;
 }
 

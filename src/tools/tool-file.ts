@@ -158,8 +158,27 @@ export interface Tool {
         timeoutMs: number;
       }
     | undefined;
-  request: ToolFile["request"];
+  /** The HTTP backend a tool file calls; undefined for an MCP server's tool (`mcp`). */
+  request: ToolFile["request"] | undefined;
+  /** An MCP server's tool (src/mcp/): called through the server, not by `request`. */
+  mcp?: McpToolSource | undefined;
   respond: Record<string, string>;
   /** Checks arguments against `parameters`; returns the problems, or [] when they fit. */
   validateArguments(args: unknown): { path: string; message: string }[];
+}
+
+/** Where an MCP server's tool lives, and how the hub calls it (src/mcp/mcp-call.ts). */
+export interface McpToolSource {
+  /** The server's name (its file's name in tools/mcp/). */
+  server: string;
+  /** The tool's name on the server (the hub's may carry a prefix). */
+  tool: string;
+  /** Whether the server runs the call as a task (MCP Tasks): `required`, `optional`, or never. */
+  taskSupport: "required" | "optional" | "forbidden";
+  /** How long a turn waits for a plain call before it becomes a job. */
+  syncBudgetMs: number;
+  /** Progress reaches the person as a message, not only the live indicator. */
+  notifyProgress: boolean;
+  /** The argument the person's verified identifier fills (the model never sees or sets it). */
+  personArgument?: string | undefined;
 }
