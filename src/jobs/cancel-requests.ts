@@ -56,6 +56,15 @@ export async function processCancelRequest(ctx: JobDeps, queueJob: QueueJob<{ jo
   const log = ctx.log.child({ conversation_id: job.conversationId, job_id: job.id, tool: job.tool });
   // The definition the job started with: a reload since changes the next call, not this job's cancel request.
   const tool = jobTool(ctx.tools, job);
+  if (tool?.mcp) {
+    // An MCP call: a task is cancelled on its server; a plain call is called off by the process holding it
+    // (here, or the one whose lease renewal finds the job ended, mcp-runtime.ts).
+    const answer = ctx.mcp ? await ctx.mcp.cancel(job) : "not_held";
+    await recordCancelRequest(ctx, job.id, "sent");
+    ctx.metrics.cancelRequests.inc({ tool: job.tool, outcome: "delivered" });
+    log.info({ mcp_server: tool.mcp.server, here: answer === "sent" }, "MCP call called off");
+    return;
+  }
   const request = tool && renderCancelRequest(tool, job.id, ctx.env);
   if (!request) {
     await recordCancelRequest(ctx, job.id, "not_declared");

@@ -37,7 +37,7 @@ export async function endJob(
     status,
     reason,
     text,
-    cancelRequest: tool?.async?.cancel ? "pending" : "not_declared",
+    cancelRequest: tool?.async?.cancel || tool?.mcp ? "pending" : "not_declared",
     by: by ?? null,
     agent,
     at,

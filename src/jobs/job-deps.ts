@@ -10,6 +10,7 @@ import type { ThrottledLog } from "../log-throttle.js";
 import type { Metrics } from "../metrics.js";
 import type { Queues } from "../queues.js";
 import type { ToolRegistry } from "../tools/load-tools.js";
+import type { McpCalls } from "../mcp/mcp-calls.js";
 
 export interface JobDeps {
   config: Pick<Config, "secrets" | "cancelRetry" | "toolStartTimeoutMs" | "timeoutPollMs">;
@@ -27,6 +28,8 @@ export interface JobDeps {
   log: Logger;
   warnRepeated: ThrottledLog;
   now: () => Date;
+  /** MCP servers' calls (src/mcp/): absent where the hub declares none. */
+  mcp?: McpCalls | undefined;
 }
 
 /**

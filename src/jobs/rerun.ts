@@ -22,6 +22,7 @@ import { commitResult } from "./result-commit.js";
 import { type JobRow } from "./job-row.js";
 import { claimStart, commitRerun, owedStarts } from "./rerun-store.js";
 import { failureReason, messageOf } from "./start-tool-call.js";
+import { toolResultOf } from "../mcp/mcp-outcome.js";
 
 /** A start call owed this long was left by a process that died between its commit and its claim. */
 const OWED_MS = 3_000;
@@ -43,13 +44,14 @@ export async function runAgain(
   ctx: JobDeps,
   job: JobRow,
   tool: ToolDefinition,
+  why?: string,
 ): Promise<{ job: JobRow | undefined; ended: boolean }> {
   const timeoutMs = tool.async?.timeoutMs ?? 0;
   const committed = await commitRerun(ctx.sql, {
     jobId: job.id,
     reason: "timeout",
-    cancelRequest: tool.async?.cancel ? "pending" : "not_declared",
-    text: `No result within ${shortDuration(timeoutMs)}: ran again (attempt ${job.attempt + 1} of ${tool.async!.rerunTimes + 1}).`,
+    cancelRequest: tool.async?.cancel || tool.mcp ? "pending" : "not_declared",
+    text: `${why ?? `No result within ${shortDuration(timeoutMs)}: ran again`} (attempt ${job.attempt + 1} of ${tool.async!.rerunTimes + 1}).`,
     timeoutMs,
     at: ctx.now(),
   });
@@ -100,7 +102,26 @@ async function callRerun(ctx: JobDeps, job: JobRow): Promise<void> {
   // The chain's own definition (a re-run carries its first job's), whatever a reload changed since.
   const tool = jobTool(ctx.tools, job);
   if (!tool?.async) {
-    await settle(ctx, job, { ok: false, reason: `the tool ${job.tool} is no longer defined` });
+    await settleJob(ctx, job, { ok: false, reason: `the tool ${job.tool} is no longer defined` });
+    return;
+  }
+  // The same owed start call serves a call approved after it waited (approval.ts).
+  const approved = job.attempt === 1 && job.approval !== null;
+  if (tool.mcp) {
+    if (!ctx.mcp) {
+      await settleJob(ctx, job, { ok: false, reason: `MCP servers are not running in this process` });
+      return;
+    }
+    ctx.metrics.jobsStarted.inc({ tool: job.tool, outcome: approved ? "approved" : "rerun" });
+    const started = await ctx.mcp.startCall(job, tool, job.arguments as Record<string, unknown>);
+    if (started.kind === "running") {
+      await recordAccepted(ctx.sql, job.id, started.message, ctx.now());
+      started.accepted?.();
+      log.info({ attempt: job.attempt }, "MCP call started again");
+    } else if (started.kind === "result") {
+      const outcome = toolResultOf(started.result);
+      await settleJob(ctx, job, outcome.ok ? { ok: true, mapped: outcome } : { ok: false, reason: outcome.message });
+    } else await settleJob(ctx, job, { ok: false, reason: started.reason });
     return;
   }
   const answer = await callBackend(
@@ -108,8 +129,6 @@ async function callRerun(ctx: JobDeps, job: JobRow): Promise<void> {
     { "X-Vatio-Job-Id": job.id, "X-Vatio-Callback-Url": callbackUrl(ctx, job) },
     ctx.config.toolStartTimeoutMs,
   );
-  // The same owed start call serves a call approved after it waited (approval.ts).
-  const approved = job.attempt === 1 && job.approval !== null;
   ctx.metrics.jobsStarted.inc({ tool: job.tool, outcome: approved ? "approved" : "rerun" });
   if (answer.ok && answer.status === 202) {
     await recordAccepted(ctx.sql, job.id, messageOf(answer.body), ctx.now());
@@ -121,16 +140,16 @@ async function callRerun(ctx: JobDeps, job: JobRow): Promise<void> {
   }
   // An answer at once is the result; a refusal is the job's failure. Either is given like a late result.
   if (answer.ok && answer.status === 200) {
-    await settle(ctx, job, { ok: true, mapped: mapResponse(tool.respond, answer.body) });
+    await settleJob(ctx, job, { ok: true, mapped: mapResponse(tool.respond, answer.body) });
     return;
   }
   const reason = failureReason(answer);
   log.warn({ reason, attempt: job.attempt }, "backend refused the re-run");
-  await settle(ctx, job, { ok: false, reason });
+  await settleJob(ctx, job, { ok: false, reason });
 }
 
 /** A re-run settled by its start call: committed as a callback's result would be, then its turn asked for. */
-async function settle(
+export async function settleJob(
   ctx: JobDeps,
   job: JobRow,
   outcome: { ok: true; mapped: ToolResult } | { ok: false; reason: string },

@@ -17,6 +17,9 @@ import { finishImmediately, MAX_RUNNING_JOBS, recordAccepted, recordStart, recor
 import { jobView, type JobView } from "./job-view.js";
 import { approvalQuestion } from "./approval-question.js";
 import { inSpan } from "../tracing/spans.js";
+import { toolResultOf } from "../mcp/mcp-outcome.js";
+import type { JobRow } from "./job-row.js";
+import type { Logger } from "../logger.js";
 import { activeTraceParent } from "../tracing/job-trace.js";
 
 export interface ToolCallInput {
@@ -133,6 +136,7 @@ async function startCall(ctx: JobDeps, conversationId: string, input: ToolCallIn
     return { status: 202, job: jobView(job), message: null };
   }
 
+  if (tool.mcp) return startMcpCall(ctx, job, tool, input.arguments, log, count);
   const request = renderToolRequest(tool, input.arguments, ctx.env, job.id);
   const answer = await callBackend(
     request,
@@ -179,6 +183,58 @@ async function startCall(ctx: JobDeps, conversationId: string, input: ToolCallIn
     at: ctx.now(),
   });
   log.warn({ reason }, "backend refused the job");
+  count("backend_failed");
+  throw new HubError(502, "backend_failed", reason);
+}
+
+/**
+ * An MCP server's tool (src/mcp/): its answer within the sync budget is the result at once (no job); a task,
+ * or a call still running past the budget, is a job whose outcome is committed as a callback's would be.
+ */
+async function startMcpCall(
+  ctx: JobDeps,
+  job: JobRow,
+  tool: Tool,
+  args: Record<string, unknown>,
+  log: Logger,
+  count: (outcome: string) => void,
+): Promise<ToolCallOutcome> {
+  const started = ctx.mcp
+    ? await ctx.mcp.startCall(job, tool, args)
+    : { kind: "failed" as const, reason: "MCP servers are not running in this process" };
+  if (started.kind === "running") {
+    await recordAccepted(ctx.sql, job.id, started.message, ctx.now());
+    log.info({ mcp_server: tool.mcp!.server }, "MCP call runs as a job");
+    await afterCommit(ctx, {
+      changes: [
+        {
+          type: "job",
+          conversationId: job.conversationId,
+          job: { id: job.id, tool: tool.name, status: "running", at: job.createdAt },
+        },
+      ],
+    });
+    started.accepted?.();
+    count("accepted");
+    return { status: 202, job: jobView({ ...job, acceptMessage: started.message }), message: started.message };
+  }
+  const outcome = started.kind === "result" ? toolResultOf(started.result) : undefined;
+  if (outcome?.ok) {
+    const result = { message: outcome.message, data: outcome.data };
+    await finishImmediately(ctx.sql, {
+      jobId: job.id,
+      status: "succeeded",
+      result,
+      error: null,
+      text: result.message ?? null,
+      at: ctx.now(),
+    });
+    count("immediate");
+    return { status: 200, result };
+  }
+  const reason = outcome ? outcome.message : (started as { reason: string }).reason;
+  await finishImmediately(ctx.sql, { jobId: job.id, status: "failed", result: null, error: reason, text: reason, at: ctx.now() });
+  log.warn({ reason, mcp_server: tool.mcp!.server }, "MCP call failed");
   count("backend_failed");
   throw new HubError(502, "backend_failed", reason);
 }

@@ -62,6 +62,8 @@ export interface ReloadOutcome {
 
 export interface ToolReloader {
   tools: LiveTools;
+  /** Makes the set in force again from the files last read (the MCP servers' tools changed). */
+  recompose(): void;
   /** Reads and validates the folder, then replaces the set in force — or keeps it and says why. */
   reload(trigger: ReloadTrigger): Promise<ReloadOutcome>;
   /** The last reload (none since the start: undefined). */
@@ -81,9 +83,13 @@ export function toolReloader(options: {
   log: Logger;
   /** Counts each reload by outcome, and whether the files on disk are refused now. */
   counted: (outcome: ReloadOutcome["outcome"]) => void;
+  /** The set in force made of the tool files' (MCP servers' tools join them, src/mcp/mcp-registry.ts). */
+  compose?: (files: ReadonlyMap<string, Tool>) => ReadonlyMap<string, Tool>;
 }): ToolReloader {
   const { dir, log } = options;
-  const tools = new LiveTools(options.initial);
+  const compose = options.compose ?? ((files: ReadonlyMap<string, Tool>) => files);
+  let files = options.initial;
+  const tools = new LiveTools(compose(files));
   let last: ReloadOutcome | undefined;
   let watcher: FSWatcher | undefined;
   let timer: NodeJS.Timeout | undefined;
@@ -91,7 +97,7 @@ export function toolReloader(options: {
   async function readAndApply(trigger: ReloadTrigger): Promise<ReloadOutcome> {
     const loaded = await loadTools(dir, options.check);
     const before = new Map(tools);
-    const problems = refusal(dir, loaded, before.size);
+    const problems = refusal(dir, loaded, files.size);
     const at = new Date().toISOString();
     if (problems.length > 0) {
       last = {
@@ -111,13 +117,15 @@ export function toolReloader(options: {
       );
       return last;
     }
-    const added = [...loaded.tools.keys()].filter((name) => !before.has(name));
-    const removed = [...before.keys()].filter((name) => !loaded.tools.has(name));
-    const changed = [...loaded.tools.values()]
+    const next = compose(loaded.tools);
+    const added = [...next.keys()].filter((name) => !before.has(name));
+    const removed = [...before.keys()].filter((name) => !next.has(name));
+    const changed = [...next.values()]
       .filter((tool) => before.has(tool.name) && before.get(tool.name)!.version !== tool.version)
       .map((tool) => tool.name);
     const outcome = added.length + removed.length + changed.length > 0 ? "applied" : "unchanged";
-    if (outcome === "applied") tools.replace(loaded.tools);
+    files = loaded.tools;
+    if (outcome === "applied") tools.replace(next);
     last = { outcome, at, trigger, tools: [...tools.keys()], added, removed, changed, problems: [] };
     options.counted(outcome);
     if (outcome === "applied")
@@ -143,6 +151,9 @@ export function toolReloader(options: {
 
   return {
     tools,
+    recompose() {
+      tools.replace(compose(files));
+    },
     reload,
     last: () => last,
     watch(debounceMs = RELOAD_DEBOUNCE_MS) {
