@@ -20,6 +20,7 @@ import type { Metrics } from "./metrics.js";
 import type { Realtime } from "./realtime.js";
 import type { Push } from "./push/push.js";
 import type { ToolRegistry } from "./tools/load-tools.js";
+import type { McpRuntime } from "./mcp/mcp-runtime.js";
 import type { ReloadOutcome } from "./tools/tool-reload.js";
 
 export interface HubContext {
@@ -64,4 +65,6 @@ export interface HubContext {
   /** The hub's public base URL (known once the server listens when PUBLIC_URL is not set). */
   publicUrl: () => string;
   now: () => Date;
+  /** The MCP servers' calls (src/mcp/mcp-runtime.ts); absent when none is declared. */
+  mcp?: McpRuntime | undefined;
 }

@@ -43,9 +43,13 @@ import { createRedisWatch } from "./redis-watchdog.js";
 import { createApp } from "./server/app.js";
 import { demoBackendKey } from "./demo/demo-backend.js";
 import { databaseStartError, listenStartError } from "./start-up-errors.js";
-import { loadTools, ToolFileError } from "./tools/load-tools.js";
+import { formatProblem, loadTools, ToolFileError } from "./tools/load-tools.js";
 import { toolEnvHas } from "./tools/tool-env.js";
 import { toolReloader } from "./tools/tool-reload.js";
+import { loadMcpServers } from "./mcp/load-mcp-servers.js";
+import { mcpRegistry } from "./mcp/mcp-registry.js";
+import { McpRuntime } from "./mcp/mcp-runtime.js";
+import { mcpToolsOf } from "./mcp/mcp-tools.js";
 import { relayToolReloads } from "./tools/tool-reload-relay.js";
 
 /** How long in-flight HTTP requests, and then running turns, may take to finish on stop. */
@@ -94,18 +98,29 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
       folder === "missing" ? "no tool folder: the hub has no tools (set TOOLS_DIR)" : "no tool file in the tool folder",
     );
 
+  const mcpServers = await loadMcpServers(config.toolsDir, { envHas: toolEnvHas(env) });
+  if (mcpServers.problems.length > 0) throw new ToolFileError(mcpServers.problems);
   const metrics = createMetrics();
+  // The MCP servers' tools join the tool files' as each server lists them (none is waited for).
+  let recompose = () => undefined as void;
+  const mcpTools = mcpRegistry({
+    servers: mcpServers.servers.map((server) => server.name),
+    log,
+    changed: () => recompose(),
+  });
   // The set in force for the hub's lifetime; a change in the folder (or `hub tools reload`) replaces it.
   const reloader = toolReloader({
     dir: config.toolsDir,
     check: { envHas: toolEnvHas(env) },
     initial: tools,
+    compose: mcpTools.compose,
     log,
     counted: (outcome) => {
       metrics.toolReloads.inc({ outcome });
       metrics.toolFilesRefused.set(outcome === "refused" ? 1 : 0);
     },
   });
+  recompose = () => reloader.recompose();
   // Every Redis connection of this process: an outage is logged once when it starts and once when it ends;
   // in between, each connection lost (and each that ioredis gave up on and the hub opened again) is counted.
   const redisWatch = createRedisWatch({
@@ -217,6 +232,20 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
     env: (name) => env[name] ?? (name === "HUB_URL" ? publicUrl : name === "DEMO_BACKEND_KEY" ? demoKey : undefined),
     publicUrl: () => publicUrl,
     now,
+    mcp:
+      mcpServers.servers.length > 0
+        ? new McpRuntime({
+            servers: mcpServers.servers,
+            env: (name) => ctx.env(name),
+            ctx: () => ctx,
+            toolsOf: (spec, listed) => {
+              const { tools: listedTools, problems: listProblems } = mcpToolsOf(spec, listed);
+              for (const problem of listProblems) log.warn({ problem: formatProblem(problem) }, "MCP tool left out");
+              return listedTools;
+            },
+            onTools: (server, listedTools) => mcpTools.listed(server, listedTools),
+          })
+        : undefined,
   };
 
   let server: Server | undefined;
@@ -265,6 +294,7 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
     if (config.events.endpoints.length > 0)
       eventSender = startEventSender({ ...ctx, events: config.events, sql: database.eventsSql });
   }
+  ctx.mcp?.start();
   // Each process watches its tool folder: a change is reloaded here, whichever process saw it first.
   if (config.toolsWatch) reloader.watch();
   log.info(
@@ -273,6 +303,7 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
       database: database.kind,
       migrations_applied: database.appliedMigrations.length,
       tools: tools.size,
+      mcp_servers: mcpServers.servers.map((server) => server.name),
       agent: config.agent ? "http" : config.llm ? `llm (${modelLabel(config.llm)})` : "built-in composer",
       meta_accounts: config.meta.accounts.map((account) => `${account.channel}:${account.id}`),
       meta_webhooks: config.meta.appSecret ? "on" : "off (META_APP_SECRET)",
@@ -305,6 +336,7 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
       }
       await sweeper?.stop();
       await eventSender?.stop();
+      await ctx.mcp?.stop();
       const queueWorkers = [workers, turnWorker, webhookWorker, pushWorker];
       await boundedWait(
         Promise.all(queueWorkers.map((worker) => worker?.close())),

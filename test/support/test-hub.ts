@@ -42,8 +42,11 @@ export async function testHubEnv(
   const dir = mkdtempSync(path.join(tmpdir(), "hub-test-"));
   const toolsDir = path.join(dir, "tools");
   mkdirSync(toolsDir);
-  for (const [name, yaml] of Object.entries(options.tools ?? {}))
+  // `mcp/<server>` names an MCP server's file (tools/mcp/<server>.yml).
+  for (const [name, yaml] of Object.entries(options.tools ?? {})) {
+    mkdirSync(path.dirname(path.join(toolsDir, name)), { recursive: true });
     writeFileSync(path.join(toolsDir, `${name}.yml`), yaml);
+  }
   let databaseUrl = "";
   let dropDatabase: (() => Promise<void>) | undefined;
   let pooled: Record<string, string> = {};
