@@ -72,3 +72,12 @@ export async function updateTask(sql: SqlQuery, jobId: string, state: McpJobStat
     [jobId, JSON.stringify(state)],
   );
 }
+
+/** Lets go of held calls (the process is stopping): they are due at once. */
+export async function releaseLeases(sql: SqlQuery, jobIds: string[]): Promise<void> {
+  if (jobIds.length === 0) return;
+  await sql.query(
+    `UPDATE "Job" SET "mcpPollAt" = (now() AT TIME ZONE 'UTC') WHERE id = ANY($1::uuid[]) AND status = 'running'`,
+    [jobIds],
+  );
+}

@@ -29,7 +29,7 @@ import { mayRunAgain, runAgain, settleJob } from "../jobs/rerun.js";
 import { jobTool, type ToolDefinition } from "../tools/tool-definition.js";
 import type { Tool } from "../tools/tool-file.js";
 import { endSession, openClient, type EnvLookup, type OpenedClient } from "./mcp-connect.js";
-import { claimDue, recordMcpCall, renewLeases, updateTask, type McpJob, type McpJobState } from "./mcp-job-store.js";
+import { claimDue, recordMcpCall, releaseLeases, renewLeases, updateTask, type McpJob, type McpJobState } from "./mcp-job-store.js";
 import type { McpServerSpec } from "./mcp-server-file.js";
 import type { McpCalls, McpStart } from "./mcp-calls.js";
 import { describeMcpError, progressText, toolResultOf } from "./mcp-outcome.js";
@@ -555,6 +555,9 @@ export class McpRuntime implements McpCalls {
     clearInterval(this.#timer);
     await this.#polling;
     for (const held of this.#held.values()) held.abort.abort(new Error("the hub is stopping"));
+    // What this process held is looked at by another process (or this one, restarted) at once, not when
+    // its lease would have run out.
+    await releaseLeases(this.#ctx.sql, [...this.#held.keys()]).catch(() => undefined);
     this.#held.clear();
     for (const state of this.#servers.values()) {
       clearTimeout(state.retry);

@@ -48,10 +48,11 @@ export const personSchema = z
 
 const common = {
   description: z.string().optional(),
-  // The server's tools' names in the hub: prefix + the tool's name (default: the server's name and `_`).
+  // The server's tools' names in the hub: prefix + the tool's name (default: the server's name and `_`; "" for
+  // none, when the server's names are the ones the agent knows).
   prefix: z
     .string()
-    .regex(/^[a-zA-Z][a-zA-Z0-9_-]{0,31}$/, "letters, digits, _ or -, starting with a letter")
+    .regex(/^([a-zA-Z][a-zA-Z0-9_-]{0,31})?$/, 'letters, digits, _ or -, starting with a letter (or "" for none)')
     .optional(),
   // Which of the server's tools the agent may use: all of them, or these (by the server's names).
   tools: z.union([z.literal("all"), z.array(z.string().min(1)).min(1)]).default("all"),
