@@ -6,6 +6,7 @@ import addFormatsModule from "ajv-formats";
 import { parseDocument } from "yaml";
 import { DEFAULT_APPROVAL_TIMEOUT_MS, DEFAULT_TIMEOUT_MS, parseDuration } from "./duration.js";
 import { placeholderProblem, placeholdersIn, stringsIn, type PlaceholderPlace } from "./placeholders.js";
+import { personParameterProblems } from "./person-placeholder.js";
 import { envReferences } from "./tool-env.js";
 import { versionOf } from "./tool-definition.js";
 import { toolFileSchema, type Tool } from "./tool-file.js";
@@ -131,11 +132,12 @@ export function parseToolFile(
   const problems: ToolProblem[] = places.flatMap(([value, key, place]) =>
     stringsIn(value, key).flatMap((each) =>
       placeholdersIn(each.text).flatMap((placeholder) => {
-        const reason = placeholderProblem(placeholder, place, { async: spec.async !== undefined });
+        const reason = placeholderProblem(placeholder, place, { async: spec.async !== undefined, key: each.key });
         return reason ? [{ file, key: each.key, reason }] : [];
       }),
     ),
   );
+  problems.push(...personParameterProblems(file, spec.request.body, spec.parameters));
   problems.push(
     ...unset.map((reference) => ({
       file,

@@ -1,13 +1,21 @@
 // The `$…` placeholders of a tool file, each recognised whole: `$job.identifier` is not `$job.id` followed by
 // "entifier" but a placeholder the hub does not know, refused by `hub tools check` and at start. Where each
 // is filled: `$env.NAME` in the request and the cancel path, `$job.id` in an async tool's request and cancel
-// path, `$result.message`, `$tool.name`, `$contact.name` in a WhatsApp template's parameters.
+// path, `$result.message`, `$tool.name`, `$contact.name` in a WhatsApp template's parameters, and
+// `$person.identifier`, `$person.channel` in the request but its base URL (person-placeholder.ts): the
+// person's verified identity, filled by the hub and never by the model.
 
 /** `$name` or `$name.field`; `$` followed by anything else (`$5`, `$.data`) is plain text. */
 const PLACEHOLDER = /\$([A-Za-z_][A-Za-z0-9_]*)(?:\.([A-Za-z_][A-Za-z0-9_]*))?/g;
 
 /** The namespaces the hub fills somewhere; a bare `$name` outside them is plain text (`$USD`). */
-const NAMESPACES = ["env", "job", "result", "tool", "contact"] as const;
+const NAMESPACES = ["env", "job", "result", "tool", "contact", "person"] as const;
+
+/** The person's verified identity (src/conversations/person-identity.ts): its fields a request may carry. */
+export const PERSON_FIELDS = ["identifier", "channel"] as const;
+
+export const isPersonPlaceholder = (namespace: string, name: string | undefined) =>
+  namespace === "person" && (PERSON_FIELDS as readonly (string | undefined)[]).includes(name);
 
 export type PlaceholderPlace = "request" | "cancel" | "template";
 
@@ -26,7 +34,7 @@ export function placeholdersIn(text: string): Placeholder[] {
 
 /** What each place accepts, said in a problem's reason. */
 const ACCEPTED: Record<PlaceholderPlace, string> = {
-  request: "$env.NAME, and $job.id in an async tool",
+  request: "$env.NAME, $person.identifier and $person.channel (not in base_url), and $job.id in an async tool",
   cancel: "$env.NAME and $job.id",
   template: "$result.message, $tool.name and $contact.name",
 };
@@ -35,23 +43,29 @@ const ACCEPTED: Record<PlaceholderPlace, string> = {
 export function placeholderProblem(
   placeholder: Placeholder,
   place: PlaceholderPlace,
-  options: { async: boolean },
+  options: { async: boolean; /** The key it stands under (`request.base_url`). */ key?: string | undefined },
 ): string | undefined {
   const { namespace, name } = placeholder;
+  // The identity is the person's, not an address: it never chooses the host a request goes to.
+  if (place === "request" && isPersonPlaceholder(namespace, name) && options.key === "request.base_url")
+    return `${placeholder.text} is not filled in request.base_url (the person's identity never chooses the host); put it in request.path, request.headers or request.body`;
   const accepted =
     place === "template"
       ? (namespace === "result" && name === "message") ||
         (namespace === "tool" && name === "name") ||
         (namespace === "contact" && name === "name")
       : (namespace === "env" && name !== undefined) ||
-        (namespace === "job" && name === "id" && (place === "cancel" || options.async));
+        (namespace === "job" && name === "id" && (place === "cancel" || options.async)) ||
+        (place === "request" && isPersonPlaceholder(namespace, name));
   if (accepted) return undefined;
   const hint =
     namespace === "args" || namespace === "arguments"
       ? " (a tool-call argument is sent as a `body` key with no value, or in the query string of a GET or DELETE)"
       : namespace === "job" && name === "id" && place === "request"
         ? " (a normal tool has no job)"
-        : "";
+        : namespace === "person" && place !== "request"
+          ? " (the person's identity goes with the start request only; the others name the job by its id)"
+          : "";
   return `${placeholder.text} is not a placeholder the hub fills here; ${place === "template" ? "a template's parameters" : place === "cancel" ? "async.cancel.path" : "the request"} takes ${ACCEPTED[place]}${hint}`;
 }
 
