@@ -23,6 +23,8 @@ import { type JobRow } from "./job-row.js";
 import { claimStart, commitRerun, owedStarts } from "./rerun-store.js";
 import { failureReason, messageOf } from "./start-tool-call.js";
 import { toolResultOf } from "../mcp/mcp-outcome.js";
+import { personForToolCall } from "../tools/person-placeholder.js";
+import { HubError } from "../errors.js";
 
 /** A start call owed this long was left by a process that died between its commit and its claim. */
 const OWED_MS = 3_000;
@@ -113,7 +115,15 @@ async function callRerun(ctx: JobDeps, job: JobRow): Promise<void> {
       return;
     }
     ctx.metrics.jobsStarted.inc({ tool: job.tool, outcome: approved ? "approved" : "rerun" });
-    const started = await ctx.mcp.startCall(job, tool, job.arguments as Record<string, unknown>);
+    let person;
+    try {
+      person = await personForToolCall(ctx.sql, job.conversationId, tool);
+    } catch (error) {
+      if (!(error instanceof HubError)) throw error;
+      await settleJob(ctx, job, { ok: false, reason: error.message });
+      return;
+    }
+    const started = await ctx.mcp.startCall(job, tool, job.arguments as Record<string, unknown>, person);
     if (started.kind === "running") {
       await recordAccepted(ctx.sql, job.id, started.message, ctx.now());
       started.accepted?.();
@@ -124,8 +134,17 @@ async function callRerun(ctx: JobDeps, job: JobRow): Promise<void> {
     } else await settleJob(ctx, job, { ok: false, reason: started.reason });
     return;
   }
+  let request;
+  try {
+    const person = await personForToolCall(ctx.sql, job.conversationId, tool);
+    request = renderToolRequest(tool, job.arguments as Record<string, unknown>, ctx.env, { jobId: job.id, person });
+  } catch (error) {
+    if (!(error instanceof HubError)) throw error;
+    await settleJob(ctx, job, { ok: false, reason: error.message });
+    return;
+  }
   const answer = await callBackend(
-    renderToolRequest(tool, job.arguments as Record<string, unknown>, ctx.env, job.id),
+    request,
     { "X-Vatio-Job-Id": job.id, "X-Vatio-Callback-Url": callbackUrl(ctx, job) },
     ctx.config.toolStartTimeoutMs,
   );

@@ -9,6 +9,8 @@ import { HubError, notFound } from "../errors.js";
 import { erasedConversation } from "../conversations/erased.js";
 import { mapResponse, type ToolResult } from "../tools/map-response.js";
 import { renderToolRequest } from "../tools/render-request.js";
+import { personForToolCall } from "../tools/person-placeholder.js";
+import type { PersonIdentity } from "../conversations/person-identity.js";
 import type { Tool } from "../tools/tool-file.js";
 import { definitionOf } from "../tools/tool-definition.js";
 import { callBackend, type BackendAnswer } from "./backend-call.js";
@@ -75,7 +77,9 @@ async function startCall(ctx: JobDeps, conversationId: string, input: ToolCallIn
       })),
     );
   }
-  if (!tool.async) return callSyncTool(ctx, conversation.id, tool, input);
+  // The person's verified identity, for a tool that passes it (refused here when there is none).
+  const person = await personForToolCall(ctx.sql, conversation.id, tool);
+  if (!tool.async) return callSyncTool(ctx, conversation.id, tool, input, person);
 
   const argsHash = argsHashOf(input.arguments);
   const started = await recordStart(ctx.sql, {
@@ -136,8 +140,8 @@ async function startCall(ctx: JobDeps, conversationId: string, input: ToolCallIn
     return { status: 202, job: jobView(job), message: null };
   }
 
-  if (tool.mcp) return startMcpCall(ctx, job, tool, input.arguments, log, count);
-  const request = renderToolRequest(tool, input.arguments, ctx.env, job.id);
+  if (tool.mcp) return startMcpCall(ctx, job, tool, input.arguments, person, log, count);
+  const request = renderToolRequest(tool, input.arguments, ctx.env, { jobId: job.id, person });
   const answer = await callBackend(
     request,
     { "X-Vatio-Job-Id": job.id, "X-Vatio-Callback-Url": callbackUrl(ctx, job) },
@@ -196,11 +200,12 @@ async function startMcpCall(
   job: JobRow,
   tool: Tool,
   args: Record<string, unknown>,
+  person: PersonIdentity | undefined,
   log: Logger,
   count: (outcome: string) => void,
 ): Promise<ToolCallOutcome> {
   const started = ctx.mcp
-    ? await ctx.mcp.startCall(job, tool, args)
+    ? await ctx.mcp.startCall(job, tool, args, person)
     : { kind: "failed" as const, reason: "MCP servers are not running in this process" };
   if (started.kind === "running") {
     await recordAccepted(ctx.sql, job.id, started.message, ctx.now());
@@ -245,9 +250,10 @@ async function callSyncTool(
   conversationId: string,
   tool: Tool,
   input: ToolCallInput,
+  person: PersonIdentity | undefined,
 ): Promise<ToolCallOutcome> {
   const answer = await callBackend(
-    renderToolRequest(tool, input.arguments, ctx.env),
+    renderToolRequest(tool, input.arguments, ctx.env, { person }),
     {},
     ctx.config.toolStartTimeoutMs,
   );

@@ -2,6 +2,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { JobRow } from "../jobs/job-row.js";
 import type { ToolDefinition } from "../tools/tool-definition.js";
+import type { PersonIdentity } from "../conversations/person-identity.js";
 
 /** What the turn (or the API) hears of a call's start. */
 export type McpStart =
@@ -12,7 +13,13 @@ export type McpStart =
 
 export interface McpCalls {
   /** Starts a job's call on its server. Never throws: a server that cannot be reached is a failure. */
-  startCall(job: JobRow, tool: ToolDefinition, args: Record<string, unknown>): Promise<McpStart>;
+  /** `person`: the conversation's verified identity, for a server that is given it (never the model's). */
+  startCall(
+    job: JobRow,
+    tool: ToolDefinition,
+    args: Record<string, unknown>,
+    person?: PersonIdentity | undefined,
+  ): Promise<McpStart>;
   /** Calls a job off on its server: `sent` when the server was told, `not_held` when another process must. */
   cancel(job: JobRow): Promise<"sent" | "not_held">;
 }

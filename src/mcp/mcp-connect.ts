@@ -33,6 +33,8 @@ export interface OpenOptions {
   timeoutMs: number;
   /** Called with each line the stdio server writes to stderr (its logs). */
   onStderr?: (line: string) => void;
+  /** Headers added to the server file's for this client (the person's identity, for one call's session). */
+  headers?: Record<string, string> | undefined;
   /** Set before connecting: request handlers (elicitation) and notification handlers. */
   prepare?: (client: Client) => void;
 }
@@ -69,7 +71,7 @@ export async function openClient(spec: McpServerSpec, options: OpenOptions): Pro
   let http: StreamableHTTPClientTransport | undefined;
   if (settings.kind === "http") {
     http = new StreamableHTTPClientTransport(new URL(settings.url), {
-      requestInit: { headers: settings.headers },
+      requestInit: { headers: { ...settings.headers, ...options.headers } },
       ...(settings.oauth
         ? {
             authProvider: new ClientCredentialsProvider({

@@ -32,6 +32,7 @@ import { endSession, openClient, type EnvLookup, type OpenedClient } from "./mcp
 import { claimDue, recordMcpCall, releaseLeases, renewLeases, updateTask, type McpJob, type McpJobState } from "./mcp-job-store.js";
 import type { McpServerSpec } from "./mcp-server-file.js";
 import type { McpCalls, McpStart } from "./mcp-calls.js";
+import type { PersonIdentity } from "../conversations/person-identity.js";
 import { describeMcpError, progressText, toolResultOf } from "./mcp-outcome.js";
 
 /** How long a held call's lease runs; renewed every LEASE_MS / 3. */
@@ -227,11 +228,20 @@ export class McpRuntime implements McpCalls {
   }
 
   /** Starts a job's call on its server. Never throws: a server that cannot be reached is a failure. */
-  async startCall(job: JobRow, tool: ToolDefinition, args: Record<string, unknown>): Promise<McpStart> {
+  async startCall(
+    job: JobRow,
+    tool: ToolDefinition,
+    modelArgs: Record<string, unknown>,
+    person?: PersonIdentity,
+  ): Promise<McpStart> {
     const source = tool.mcp!;
     const state = this.#servers.get(source.server);
     if (!state) return { kind: "failed", reason: `the MCP server ${source.server} is not declared` };
     const http = "url" in state.spec;
+    // The person's verified identifier is the hub's to give: whatever the arguments hold under its name.
+    const args =
+      source.personArgument && person ? { ...modelArgs, [source.personArgument]: person.identifier } : modelArgs;
+    const personHeader = state.spec.person?.header;
     let opened: OpenedClient;
     try {
       // Over HTTP each call has a session of its own: a question the server asks in it is that call's, and
@@ -241,6 +251,7 @@ export class McpRuntime implements McpCalls {
             env: this.#options.env,
             timeoutMs: state.spec.connect_timeout ?? CONNECT_TIMEOUT_MS,
             prepare: (client) => this.#prepare(client, state, job.id),
+            ...(personHeader && person ? { headers: { [personHeader]: person.identifier } } : {}),
           })
         : await this.#shared(state);
     } catch (error) {
