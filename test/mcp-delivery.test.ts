@@ -8,7 +8,12 @@ import { AGENT_SECRET, AgentRuntime } from "./support/agent-runtime.js";
 import { FakeGraph, metaEnvFor } from "./support/fake-graph.js";
 import { eventually } from "./support/services.js";
 import { CONSOLE_API_KEY, TestHub } from "./support/test-hub.js";
-import { httpServerFile, startEverythingHttp, stdioServerFile, type EverythingServer } from "./support/mcp-everything.js";
+import {
+  httpServerFile,
+  startEverythingHttp,
+  stdioServerFile,
+  type EverythingServer,
+} from "./support/mcp-everything.js";
 import { openSession, WidgetClient } from "./support/widget-client.js";
 
 const APP_SECRET = "app-secret-for-tests";
@@ -53,7 +58,8 @@ describe("MCP results delivered", () => {
         AGENT_URL: agent.url,
         AGENT_SECRET,
         ...metaEnvFor(graph, APP_SECRET),
-        WA_TEMPLATE_NAME: "hub_default", WA_TEMPLATE_LANGUAGE: "en",
+        WA_TEMPLATE_NAME: "hub_default",
+        WA_TEMPLATE_LANGUAGE: "en",
       },
     });
     graph.hubWebhookUrl = `${hub.url}/webhooks/meta`;
@@ -76,8 +82,11 @@ describe("MCP results delivered", () => {
     hub.api("POST", `/v1/conversations/${conversation}/tool-calls`, { tool, arguments: args });
   const job = async (id: string) => (await hub.api("GET", `/v1/jobs/${id}`)).body.job;
   const timeline = async (conversation: string) =>
-    (await hub.api("GET", `/v1/conversations/${conversation}/timeline`, undefined, CONSOLE_API_KEY)).body
-      .messages as { role: string; text: string | null; jobId: string | null }[];
+    (await hub.api("GET", `/v1/conversations/${conversation}/timeline`, undefined, CONSOLE_API_KEY)).body.messages as {
+      role: string;
+      text: string | null;
+      jobId: string | null;
+    }[];
 
   it("WhatsApp with the window closed: the tool's template, then the task's result after the person answers", async () => {
     const who = "56912340001";
@@ -99,14 +108,13 @@ describe("MCP results delivered", () => {
     );
     await graph.whatsappInbound(who, "ok, dime");
     const delivered = await eventually(
-      () => graph.sent.find((m) => m.to === who && m.type === "text" && (m.text ?? "").includes("Research Report: tides")),
+      () =>
+        graph.sent.find((m) => m.to === who && m.type === "text" && (m.text ?? "").includes("Research Report: tides")),
       "the result after the answer",
     );
     expect(delivered).toBeDefined();
     await hub.settled();
-    expect(
-      graph.sent.filter((m) => m.to === who && (m.text ?? "").includes("Research Report: tides")),
-    ).toHaveLength(1);
+    expect(graph.sent.filter((m) => m.to === who && (m.text ?? "").includes("Research Report: tides"))).toHaveLength(1);
   });
 
   it("a hub restart while a task and a plain call run: the task polled again in its session, the call run again; each result delivered once", async () => {
@@ -117,7 +125,9 @@ describe("MCP results delivered", () => {
     const plain = await call(conversation, "local_trigger-long-running-operation", { duration: 3, steps: 3 });
     expect(plain.status).toBe(202);
     // Mid-way: the task has reported a stage, the call is held by this process.
-    await eventually(async () => (await job(task.body.job.id)).status === "running" && (await timeline(conversation)).length > 0);
+    await eventually(
+      async () => (await job(task.body.job.id)).status === "running" && (await timeline(conversation)).length > 0,
+    );
     await hub.restart();
     const ended = await eventually(
       async () => {
@@ -143,7 +153,9 @@ describe("MCP results delivered", () => {
       await eventually(() => widget.history.flat().some((m) => m.text.includes("Research Report: restarts")));
       await hub.settled();
       const entries = await timeline(conversation);
-      expect(entries.filter((e) => e.role === "tool_result" && (e.text ?? "").includes("Research Report"))).toHaveLength(1);
+      expect(
+        entries.filter((e) => e.role === "tool_result" && (e.text ?? "").includes("Research Report")),
+      ).toHaveLength(1);
       expect(
         entries.filter((e) => e.role === "tool_result" && (e.text ?? "").includes("Long running operation completed")),
       ).toHaveLength(1);

@@ -4,10 +4,19 @@
 // socket.io-client.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { execFileSync } from "node:child_process";
+import { createHmac } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startFakeOpenAI } from "./support/fake-openai.js";
+import { toolCallsIn, type FakeLlm, type LlmRequest } from "./support/fake-llm.js";
 import { eventually } from "./support/services.js";
 import { TestHub } from "./support/test-hub.js";
-import { httpServerFile, startEverythingHttp, stdioServerFile, type EverythingServer } from "./support/mcp-everything.js";
+import {
+  httpServerFile,
+  startEverythingHttp,
+  stdioServerFile,
+  type EverythingServer,
+} from "./support/mcp-everything.js";
 import { openSession, WidgetClient } from "./support/widget-client.js";
 
 const settings = `
@@ -82,7 +91,9 @@ describe("MCP servers as tool sources", () => {
       expect(ended.map((each) => each.status)).toEqual(["succeeded", "succeeded"]);
       // The research report, delivered live to the person's widget.
       await eventually(() => widget.messages.find((message) => message.text.includes("Research Report: tides")));
-      await eventually(() => widget.messages.find((message) => message.text.includes("Long running operation completed")));
+      await eventually(() =>
+        widget.messages.find((message) => message.text.includes("Long running operation completed")),
+      );
       // Progress notifications of the plain call, and the task's status messages, as progress.
       expect(widget.progress.filter((each) => each.jobId === long.body.job.id).map((each) => each.text)).toContain(
         "2 of 4",
@@ -107,9 +118,7 @@ describe("MCP servers as tool sources", () => {
     expect((await hub.api("POST", `/v1/jobs/${started.body.job.id}/cancel`, {})).status).toBe(200);
     // Asked of the server itself, in the task's own session.
     const client = new Client({ name: "test", version: "1" });
-    await client.connect(
-      new StreamableHTTPClientTransport(new URL(server.url), { sessionId: running.sessionId! }),
-    );
+    await client.connect(new StreamableHTTPClientTransport(new URL(server.url), { sessionId: running.sessionId! }));
     const status = await eventually(async () => {
       const task = await client.experimental.tasks.getTask(running.taskId!);
       return task.status === "cancelled" ? task.status : undefined;
@@ -119,5 +128,122 @@ describe("MCP servers as tool sources", () => {
     await new Promise((resolve) => setTimeout(resolve, 5000));
     const after = await job(started.body.job.id);
     expect(after.status).toBe("cancelled");
+  });
+});
+
+/**
+ * The guide's conversation with the search as an MCP task, held by the hub's own LLM agent (the OpenAI
+ * stand-in): the person asks, the model calls the server's task tool and tells the person it is on it; the
+ * task's result comes as a late result, the model's next turn gives it. The person's verified identity reaches
+ * the server as the declared argument, whatever the model writes.
+ */
+describe("the LLM agent with MCP tools", () => {
+  const IDENTITY_SECRET = "identity-secret-for-mcp-tests";
+  let server: EverythingServer;
+  let llm: FakeLlm;
+  let hub: TestHub;
+
+  function script(req: LlmRequest) {
+    const last = req.messages.at(-1)!;
+    if (last.role === "tool") {
+      const call = toolCallsIn(req).find((each) => each.id === last.toolCallId);
+      if (call?.name === "whoami_echo") return { text: `The account says: ${last.content}` };
+      if (last.content.includes("Research Report")) return { text: `Found it. ${last.content.split("\\n")[0]}` };
+      return { text: "I am looking into it; I will write when I have it." };
+    }
+    const text = last.role === "user" ? last.text : "";
+    if (text.includes("research"))
+      return { toolCalls: [{ name: "research_simulate-research-query", args: { topic: "grief" } }] };
+    // The model tries to name the account itself: the hub's identity wins.
+    if (text.includes("who am i")) return { toolCalls: [{ name: "whoami_echo", args: { message: "user-1" } }] };
+    return { text: "ok" };
+  }
+
+  beforeAll(async () => {
+    server = await startEverythingHttp();
+    llm = await startFakeOpenAI(script);
+    hub = await TestHub.start({
+      tools: {
+        "mcp/research": httpServerFile(server.url, "tools: [simulate-research-query]"),
+        "mcp/whoami": httpServerFile(server.url, "tools: [echo]\nperson: { argument: message }"),
+        "mcp/local": stdioServerFile(
+          "tools: [trigger-long-running-operation]\nsettings:\n  trigger-long-running-operation: { sync_budget: 1s }",
+        ),
+      },
+      env: {
+        AGENT_MODEL: "openai:gpt-4o-mini",
+        OPENAI_API_KEY: llm.apiKey,
+        OPENAI_BASE_URL: llm.url,
+        WIDGET_IDENTITY_SECRET: IDENTITY_SECRET,
+      },
+    });
+    await eventually(async () => {
+      const names = ((await hub.api("GET", "/v1/tools")).body.tools as { name: string }[]).map((tool) => tool.name);
+      return ["research_simulate-research-query", "whoami_echo", "local_trigger-long-running-operation"].every((name) =>
+        names.includes(name),
+      );
+    }, "the servers' tools listed");
+  });
+  afterAll(async () => {
+    await hub?.stop();
+    await llm?.stop();
+    await server?.stop();
+  });
+
+  it("the person asks; the model starts the task and says so; the result comes later and the model gives it", async () => {
+    const identifier = "acct-7731";
+    const session = await openSession(hub.url, {
+      identifier,
+      identifierHash: createHmac("sha256", IDENTITY_SECRET).update(identifier).digest("hex"),
+    });
+    const widget = await WidgetClient.connect(hub.url, { token: session.token });
+    try {
+      await widget.send("please research grief support", "c1");
+      await eventually(() => widget.messages.find((m) => m.text.includes("I am looking into it")), "the model's word");
+      const found = await eventually(
+        () => widget.messages.find((m) => m.text.startsWith("Found it.")),
+        "the model giving the result",
+        30_000,
+      );
+      expect(found.text).toContain("Research Report: grief");
+      // The model never saw the argument the hub fills: it is not among the tool's parameters.
+      const offered = llm.requests.at(-1)!.tools.find((tool) => tool.name === "whoami_echo");
+      expect(JSON.stringify(offered?.parameters)).not.toContain("message");
+      await widget.send("who am i?", "c2");
+      const answer = await eventually(() => widget.messages.find((m) => m.text.startsWith("The account says")));
+      expect(answer.text).toContain(`Echo: ${identifier}`);
+      expect(answer.text).not.toContain("user-1");
+    } finally {
+      widget.close();
+    }
+  });
+
+  it("a stdio server's process lost mid-call: the job fails with why, and the server is started again", async () => {
+    const conversation = await hub.conversation();
+    const started = await hub.api("POST", `/v1/conversations/${conversation}/tool-calls`, {
+      tool: "local_trigger-long-running-operation",
+      arguments: { duration: 20, steps: 20 },
+    });
+    expect(started.status, JSON.stringify(started.body)).toBe(202);
+    // The server is this process's child: killed as an out-of-memory kill would.
+    const children = execFileSync("pgrep", ["-P", String(process.pid), "-f", "server-everything/dist/index.js stdio"])
+      .toString()
+      .trim();
+    for (const pid of children.split("\n")) process.kill(Number(pid), "SIGKILL");
+    const ended = await eventually(async () => {
+      const job = (await hub.api("GET", `/v1/jobs/${started.body.job.id}`)).body.job;
+      return job.status !== "running" ? job : undefined;
+    }, "the job ended");
+    expect(ended.status).toBe("failed");
+    expect(ended.error).toMatch(/closed/i);
+    // Started again: the next call is served.
+    const again = await eventually(async () => {
+      const res = await hub.api("POST", `/v1/conversations/${conversation}/tool-calls`, {
+        tool: "local_trigger-long-running-operation",
+        arguments: { duration: 0.2, steps: 1 },
+      });
+      return res.status === 200 ? res : undefined;
+    }, "a call served by the new process");
+    expect(again.body.result.message).toContain("completed");
   });
 });

@@ -238,7 +238,14 @@ async function startMcpCall(
     return { status: 200, result };
   }
   const reason = outcome ? outcome.message : (started as { reason: string }).reason;
-  await finishImmediately(ctx.sql, { jobId: job.id, status: "failed", result: null, error: reason, text: reason, at: ctx.now() });
+  await finishImmediately(ctx.sql, {
+    jobId: job.id,
+    status: "failed",
+    result: null,
+    error: reason,
+    text: reason,
+    at: ctx.now(),
+  });
   log.warn({ reason, mcp_server: tool.mcp!.server }, "MCP call failed");
   count("backend_failed");
   throw new HubError(502, "backend_failed", reason);

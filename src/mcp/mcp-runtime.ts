@@ -29,7 +29,15 @@ import { mayRunAgain, runAgain, settleJob } from "../jobs/rerun.js";
 import { jobTool, type ToolDefinition } from "../tools/tool-definition.js";
 import type { Tool } from "../tools/tool-file.js";
 import { endSession, openClient, type EnvLookup, type OpenedClient } from "./mcp-connect.js";
-import { claimDue, recordMcpCall, releaseLeases, renewLeases, updateTask, type McpJob, type McpJobState } from "./mcp-job-store.js";
+import {
+  claimDue,
+  recordMcpCall,
+  releaseLeases,
+  renewLeases,
+  updateTask,
+  type McpJob,
+  type McpJobState,
+} from "./mcp-job-store.js";
 import type { McpServerSpec } from "./mcp-server-file.js";
 import type { McpCalls, McpStart } from "./mcp-calls.js";
 import type { PersonIdentity } from "../conversations/person-identity.js";
@@ -44,7 +52,6 @@ const MIN_TASK_POLL_MS = 500;
 const MAX_TASK_POLL_MS = 30_000;
 const CONNECT_TIMEOUT_MS = 10_000;
 const RECONNECT_MS = [1_000, 2_000, 5_000, 10_000, 30_000];
-
 
 /** An elicitation to put to the person (src/mcp/elicitation.ts answers it). */
 export type AskPerson = (request: {
@@ -255,7 +262,10 @@ export class McpRuntime implements McpCalls {
           })
         : await this.#shared(state);
     } catch (error) {
-      return { kind: "failed", reason: `the MCP server ${source.server} cannot be reached (${describeMcpError(error)})` };
+      return {
+        kind: "failed",
+        reason: `the MCP server ${source.server} cannot be reached (${describeMcpError(error)})`,
+      };
     }
     const supportsTasks = opened.client.getServerCapabilities()?.tasks?.requests?.tools?.call !== undefined;
     const asTask = source.taskSupport === "required" || (source.taskSupport === "optional" && supportsTasks);
@@ -304,7 +314,12 @@ export class McpRuntime implements McpCalls {
       if (http) await endSession(opened);
       return { kind: "failed", reason: "the job ended as it started" };
     }
-    const held: Held = { jobId: job.id, conversationId: job.conversationId, server: source.server, abort: new AbortController() };
+    const held: Held = {
+      jobId: job.id,
+      conversationId: job.conversationId,
+      server: source.server,
+      abort: new AbortController(),
+    };
     this.#held.set(job.id, held);
     let late = false;
     const call = opened.client
@@ -342,7 +357,11 @@ export class McpRuntime implements McpCalls {
     void Promise.all([call, waited]).then(async ([outcome]) => {
       try {
         if (held.abort.signal.aborted) return;
-        await this.#commitOutcome(job, outcome.ok ? outcome.result : undefined, outcome.ok ? undefined : outcome.reason);
+        await this.#commitOutcome(
+          job,
+          outcome.ok ? outcome.result : undefined,
+          outcome.ok ? undefined : outcome.reason,
+        );
       } finally {
         finished();
       }
@@ -444,7 +463,10 @@ export class McpRuntime implements McpCalls {
     } catch (error) {
       if (error instanceof LostError) return this.#lost(job, error.message);
       // Not found: the server no longer knows the task (it restarted, or the session ended).
-      if (error instanceof McpError && (error.code === -32602 || error.code === 404 || /not found/i.test(error.message)))
+      if (
+        error instanceof McpError &&
+        (error.code === -32602 || error.code === 404 || /not found/i.test(error.message))
+      )
         return this.#lost(job, `the MCP server no longer knows the task (${error.message})`);
       const reason = describeMcpError(error);
       this.#ctx.warnRepeated(
@@ -452,7 +474,12 @@ export class McpRuntime implements McpCalls {
         { mcp_server: state.server, job_id: job.id, reason },
         "MCP task not polled; polled again later",
       );
-      await updateTask(this.#ctx.sql, job.id, state, Math.min(MAX_TASK_POLL_MS, (state.pollMs ?? DEFAULT_TASK_POLL_MS) * 2));
+      await updateTask(
+        this.#ctx.sql,
+        job.id,
+        state,
+        Math.min(MAX_TASK_POLL_MS, (state.pollMs ?? DEFAULT_TASK_POLL_MS) * 2),
+      );
     }
   }
 
@@ -483,7 +510,10 @@ export class McpRuntime implements McpCalls {
       return;
     }
     if (task.statusMessage && task.statusMessage !== state.statusMessage) {
-      await this.#commit(job, { progress: task.statusMessage.slice(0, 2000), notify: tool?.mcp?.notifyProgress === true });
+      await this.#commit(job, {
+        progress: task.statusMessage.slice(0, 2000),
+        notify: tool?.mcp?.notifyProgress === true,
+      });
     }
     const next = { ...state, statusMessage: task.statusMessage ?? state.statusMessage, pollMs };
     if (task.status === "input_required") {

@@ -62,7 +62,7 @@ export async function startEverythingHttp(): Promise<EverythingServer> {
     async stop() {
       const running = child;
       child = undefined;
-      if (!running || running.exitCode !== null) return;
+      if (!running || running.exitCode !== null || running.signalCode !== null) return;
       const exited = new Promise((resolve) => running.once("exit", resolve));
       running.kill("SIGKILL");
       await exited;
