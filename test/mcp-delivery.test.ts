@@ -4,6 +4,8 @@
 // the published test server (@modelcontextprotocol/server-everything) over Streamable HTTP and stdio, and the
 // local stand-in of Meta's Graph API.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../src/config.js";
+import { startHub, type Hub } from "../src/hub.js";
 import { AGENT_SECRET, AgentRuntime } from "./support/agent-runtime.js";
 import { FakeGraph, metaEnvFor } from "./support/fake-graph.js";
 import { eventually } from "./support/services.js";
@@ -40,6 +42,8 @@ describe("MCP results delivered", () => {
   let graph: FakeGraph;
   let hub: TestHub;
   let agent: AgentRuntime;
+  // A second process on the same database and Redis, with the same server files: either may poll a task.
+  let sibling: Hub | undefined;
 
   beforeAll(async () => {
     server = await startEverythingHttp();
@@ -63,9 +67,11 @@ describe("MCP results delivered", () => {
       },
     });
     graph.hubWebhookUrl = `${hub.url}/webhooks/meta`;
+    sibling = await startHub(loadConfig(hub.siblingEnv({ PORT: "0", LOG_LEVEL: "silent" })));
     await toolsListed();
   });
   afterAll(async () => {
+    await sibling?.stop();
     await hub?.stop();
     await graph?.stop();
     await agent?.stop();
@@ -117,7 +123,7 @@ describe("MCP results delivered", () => {
     expect(graph.sent.filter((m) => m.to === who && (m.text ?? "").includes("Research Report: tides"))).toHaveLength(1);
   });
 
-  it("a hub restart while a task and a plain call run: the task polled again in its session, the call run again; each result delivered once", async () => {
+  it("a hub restart while a task and a plain call run (a second process beside it): the task polled again in its session, the call run again; each result delivered once", async () => {
     const session = await openSession(hub.url);
     const conversation = session.conversationId;
     const task = await call(conversation, "simulate-research-query", { topic: "restarts" });

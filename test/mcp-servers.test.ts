@@ -64,6 +64,11 @@ describe("MCP servers as tool sources", () => {
     const sum = await call(conversation, "local_get-sum", { a: 2, b: 40 });
     expect(sum.status).toBe(200);
     expect(sum.body.result.message).toContain("42");
+    const ready = await (await fetch(`${hub.url}/readyz`)).json();
+    expect(ready.mcp_servers).toEqual([
+      { server: "everything", transport: "http", up: true },
+      { server: "local", transport: "stdio", up: true },
+    ]);
     // Arguments are checked against the tool's input schema before the server hears of them.
     const bad = await call(conversation, "everything_get-sum", { a: "two" });
     expect(bad.status).toBe(400);

@@ -58,6 +58,9 @@ export function healthRoutes(ctx: HubContext): Router {
       redis,
       ...(redis ? {} : { redis_waiting: waiting }),
       ...(tools ? { tools } : {}),
+      // Each MCP server as this process sees it: a server that is down leaves the hub ready (its calls fail
+      // with why), and says so here.
+      ...(ctx.mcp ? { mcp_servers: ctx.mcp.status() } : {}),
     });
   });
   return router;
