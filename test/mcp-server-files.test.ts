@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Tool as ListedTool } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { tellingLine } from "../src/mcp/connect-problem.js";
 import { loadMcpServers } from "../src/mcp/load-mcp-servers.js";
 import type { McpServerSpec } from "../src/mcp/mcp-server-file.js";
 import { DEFAULT_SYNC_BUDGET_MS, mcpToolsOf, mergeTools } from "../src/mcp/mcp-tools.js";
@@ -90,7 +91,7 @@ describe("loading tools/mcp/*.yml", () => {
       ["tools/mcp/research.yml: prefix: letters, digits, _ or -, starting with a letter"],
     ],
     [
-      "$env.NAME not set, in a header and in the stdio env",
+      "$env.NAME not set, in a header",
       "url: https://r.example/mcp\nheaders:\n  Authorization: Bearer $env.RESEARCH_KEY\n",
       {},
       ["tools/mcp/research.yml: headers.Authorization: $env.RESEARCH_KEY is not set in the environment (or is empty)"],
@@ -322,6 +323,38 @@ describe("merging the tool files' tools and the servers'", () => {
   });
 });
 
+describe("why a stdio server stopped", () => {
+  it.each([
+    [
+      "Node's uncaught error",
+      [
+        "node:internal/modules/cjs/loader:1210",
+        "  throw err;",
+        "  ^",
+        "",
+        "Error: Cannot find module '/srv/x.js'",
+        "    at Module._load (node:internal/modules/cjs/loader:1038:27)",
+        "}",
+        "Node.js v20.20.2",
+      ],
+      "Error: Cannot find module '/srv/x.js'",
+    ],
+    [
+      "Python's traceback",
+      [
+        "Traceback (most recent call last):",
+        '  File "server.py", line 1, in <module>',
+        "ModuleNotFoundError: No module named 'mcp'",
+      ],
+      "ModuleNotFoundError: No module named 'mcp'",
+    ],
+    ["a plain last word", ["starting", "RESEARCH_KEY missing, bye"], "RESEARCH_KEY missing, bye"],
+    ["nothing said", [], undefined],
+  ])("%s", (_case, lines, expected) => {
+    expect(tellingLine(lines)).toBe(expected);
+  });
+});
+
 describe("hub tools check with MCP servers", () => {
   let http: ChildProcess;
   let httpUrl: string;
@@ -379,7 +412,7 @@ describe("hub tools check with MCP servers", () => {
     const closed = await freePort();
     const dir = toolsDir({
       "mcp/missing.yml": "command: nosuchcmd-for-mcp\n",
-      "mcp/exits.yml": `command: node\nargs: ["-e", "console.error('RESEARCH_KEY is missing'); process.exit(2)"]\n`,
+      "mcp/exits.yml": "command: node\nargs: [/nonexistent/research-server.js]\n",
       "mcp/down.yml": `url: http://127.0.0.1:${closed}/mcp\n`,
       "mcp/wrongpath.yml": `url: ${httpUrl.replace(/\/mcp$/, "/nothing-here")}\n`,
     });
@@ -388,7 +421,7 @@ describe("hub tools check with MCP servers", () => {
     expect(run.stdout).toBe(
       [
         `tools/mcp/down.yml: url: cannot connect (ECONNREFUSED 127.0.0.1:${closed})`,
-        `tools/mcp/exits.yml: command: "node" exited before answering; it said: RESEARCH_KEY is missing`,
+        `tools/mcp/exits.yml: command: "node" exited before answering; it said: Error: Cannot find module '/nonexistent/research-server.js'`,
         `tools/mcp/missing.yml: command: cannot start "nosuchcmd-for-mcp" (ENOENT)`,
         "tools/mcp/wrongpath.yml: url: the server answered HTTP 404 (is this the server's MCP endpoint?)",
         `4 problem(s) in ${dir}`,

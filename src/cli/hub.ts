@@ -5,7 +5,6 @@ import { parseArgs } from "node:util";
 import { ConfigError, configuredToolsDir, loadConfig, toolEnvironment } from "../config.js";
 import { formatProblem, loadTools } from "../tools/load-tools.js";
 import { toolEnvHas } from "../tools/tool-env.js";
-import { checkMcpServers } from "../mcp/check-mcp-servers.js";
 import { parseDuration } from "../tools/duration.js";
 import { signedCallbackUrl } from "../jobs/callback-url.js";
 import { chat, currentChat } from "./chat.js";
@@ -95,6 +94,8 @@ async function checkTools(dir: string): Promise<number> {
   // A check that found nothing to check has not shown that anything is fine.
   if (folder === "missing") return fail(`there is no tool folder at ${dir} (set TOOLS_DIR, or give the folder)`);
   if (folder === "unreadable") return fail(`the tool folder ${dir} ${fileProblems[0]?.reason ?? "cannot be read"}`);
+  // The MCP SDK is loaded by this command only, not by every `hub` command.
+  const { checkMcpServers } = await import("../mcp/check-mcp-servers.js");
   const mcp = await checkMcpServers(dir, fileTools, { envHas, env: (name) => env[name] });
   if (folder === "empty" && mcp.servers.length === 0 && mcp.problems.length === 0)
     return fail(`there is no tool file (*.yml or *.yaml) in ${dir}: nothing was checked`);

@@ -75,12 +75,20 @@ export async function listServerTools(
   options: { env: EnvLookup; timeoutMs?: number | undefined },
 ): Promise<{ tools: ListedTool[] } | { problem: ToolProblem }> {
   const timeoutMs = spec.connect_timeout ?? options.timeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
-  let lastStderr: string | undefined;
+  // What a stdio server last wrote on stderr: why it stopped, when it does.
+  const stderr: string[] = [];
   let opened;
   try {
-    opened = await openClient(spec, { env: options.env, timeoutMs, onStderr: (line) => (lastStderr = line) });
+    opened = await openClient(spec, {
+      env: options.env,
+      timeoutMs,
+      onStderr: (line) => {
+        stderr.push(line);
+        if (stderr.length > 40) stderr.shift();
+      },
+    });
   } catch (error) {
-    return { problem: connectProblem(spec, error, { step: "connect", timeoutMs, lastStderr }) };
+    return { problem: connectProblem(spec, error, { step: "connect", timeoutMs, stderr }) };
   }
   try {
     const tools: ListedTool[] = [];
@@ -92,7 +100,7 @@ export async function listServerTools(
     } while (cursor !== undefined);
     return { tools };
   } catch (error) {
-    return { problem: connectProblem(spec, error, { step: "list", timeoutMs, lastStderr }) };
+    return { problem: connectProblem(spec, error, { step: "list", timeoutMs, stderr }) };
   } finally {
     await opened.close().catch(() => undefined);
   }

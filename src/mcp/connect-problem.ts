@@ -10,8 +10,8 @@ export interface ConnectContext {
   /** What it was doing: "connect" (starting, initialising) or "list" (`tools/list`). */
   step: "connect" | "list";
   timeoutMs: number;
-  /** The stdio server's last line on stderr, the likeliest reason it stopped. */
-  lastStderr?: string | undefined;
+  /** The stdio server's last lines on stderr, where the reason it stopped is likeliest said. */
+  stderr?: readonly string[] | undefined;
 }
 
 export function connectProblem(spec: McpServerSpec, error: unknown, context: ConnectContext): ToolProblem {
@@ -21,7 +21,8 @@ export function connectProblem(spec: McpServerSpec, error: unknown, context: Con
 
 function connectReason(spec: McpServerSpec, error: unknown, context: ConnectContext): string {
   const doing = context.step === "connect" ? "answering" : "listing its tools";
-  const said = context.lastStderr ? `; it said: ${context.lastStderr.slice(0, 200)}` : "";
+  const telling = tellingLine(context.stderr ?? []);
+  const said = telling ? `; it said: ${telling.slice(0, 200)}` : "";
   if (error instanceof McpError && error.code === (ErrorCode.RequestTimeout as number))
     return `did not finish ${doing} within ${Math.round(context.timeoutMs / 1000)}s${said}`;
   if (!("url" in spec)) {
@@ -51,4 +52,14 @@ function connectReason(spec: McpServerSpec, error: unknown, context: ConnectCont
 
 function messageOf(error: unknown): string {
   return (error instanceof Error ? error.message : String(error)).split("\n")[0]!.slice(0, 200);
+}
+
+/**
+ * The line of a program's last words that says why: the last naming an error (not a stack frame), else the
+ * last one that is not a frame or a runtime's sign-off ("Node.js v20.19.0", a lone "}").
+ */
+export function tellingLine(lines: readonly string[]): string | undefined {
+  const plain = lines.map((line) => line.trim()).filter((line) => line && !/^at\s/.test(line));
+  const errors = plain.filter((line) => /error|exception|fatal|traceback|not found|cannot|denied/i.test(line));
+  return errors.at(-1) ?? plain.filter((line) => !/^(Node\.js v[\d.]+|[}\]^)]+)$/.test(line)).at(-1);
 }

@@ -75,7 +75,10 @@ export function mcpToolsOf(
 }
 
 function notListed(name: string, byName: ReadonlyMap<string, ListedTool>): string {
-  return `the server has no tool named ${name}${byName.size > 0 ? ` (it has ${[...byName.keys()].join(", ")})` : " (it lists none)"}`;
+  if (byName.size === 0) return `the server has no tool named ${name} (it lists none)`;
+  const names = [...byName.keys()];
+  const shown = names.length > 20 ? `${names.slice(0, 20).join(", ")} and ${names.length - 20} more` : names.join(", ");
+  return `the server has no tool named ${name} (it has ${shown})`;
 }
 
 function toolOf(
