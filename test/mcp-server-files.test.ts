@@ -408,13 +408,14 @@ describe("hub tools check with MCP servers", () => {
     expect(lines).toHaveLength(3);
   });
 
-  it("a bad command, a command that exits and an unreachable URL get one line each, and exit 1", async () => {
+  it("a bad command, a command that exits or stays silent, an unreachable URL and a wrong path get one line each, and exit 1", async () => {
     const closed = await freePort();
     const dir = toolsDir({
       "mcp/missing.yml": "command: nosuchcmd-for-mcp\n",
       "mcp/exits.yml": "command: node\nargs: [/nonexistent/research-server.js]\n",
       "mcp/down.yml": `url: http://127.0.0.1:${closed}/mcp\n`,
       "mcp/wrongpath.yml": `url: ${httpUrl.replace(/\/mcp$/, "/nothing-here")}\n`,
+      "mcp/silent.yml": "command: sleep\nargs: ['30']\nconnect_timeout: 2s\n",
     });
     const run = await hub(["tools", "check", dir]);
     expect(run.stderr).toBe("");
@@ -423,8 +424,9 @@ describe("hub tools check with MCP servers", () => {
         `tools/mcp/down.yml: url: cannot connect (ECONNREFUSED 127.0.0.1:${closed})`,
         `tools/mcp/exits.yml: command: "node" exited before answering; it said: Error: Cannot find module '/nonexistent/research-server.js'`,
         `tools/mcp/missing.yml: command: cannot start "nosuchcmd-for-mcp" (ENOENT)`,
+        "tools/mcp/silent.yml: command: did not finish answering within 2s",
         "tools/mcp/wrongpath.yml: url: the server answered HTTP 404 (is this the server's MCP endpoint?)",
-        `4 problem(s) in ${dir}`,
+        `5 problem(s) in ${dir}`,
         "",
       ].join("\n"),
     );

@@ -3,7 +3,7 @@
 import type { ToolCheckOptions, ToolProblem } from "../tools/load-tools.js";
 import type { Tool } from "../tools/tool-file.js";
 import { connectProblem } from "./connect-problem.js";
-import { openClient, type EnvLookup } from "./mcp-connect.js";
+import { endSession, openClient, type EnvLookup } from "./mcp-connect.js";
 import type { McpServerSpec } from "./mcp-server-file.js";
 import { loadMcpServers } from "./load-mcp-servers.js";
 import { mcpToolsOf, mergeTools, newSchemaCompiler, type ListedTool } from "./mcp-tools.js";
@@ -102,6 +102,7 @@ export async function listServerTools(
   } catch (error) {
     return { problem: connectProblem(spec, error, { step: "list", timeoutMs, stderr }) };
   } finally {
-    await opened.close().catch(() => undefined);
+    // The session a check opened is ended on the server too, not left for it to expire.
+    await endSession(opened);
   }
 }
