@@ -26,8 +26,9 @@ const usage = `usage:
   hub chat show [id]              the story of that conversation (default: your chat): tool calls, jobs,
                                   progress, results, replies, decisions and reasons; a running job's
                                   callback URL when this folder or CALLBACK_SECRET holds the hub's secret
-  hub tools check [dir]           validate tool files (default: TOOLS_DIR or ./tools); exits 1 on any
-                                  problem, on a missing folder and on a folder with no tool file
+  hub tools check [dir]           validate tool files (default: TOOLS_DIR or ./tools) and the MCP servers
+                                  of its mcp/ folder (connects to each, lists its tools); exits 1 on any
+                                  problem, on a missing folder and on a folder with no tool file or server
   hub tools reload                ask the running hub (HUB_URL, with HUB_API_KEY) to read its tool files
                                   again, in every process; exits 1 when a file has a problem (the
                                   previous tools stay in force) or no hub answers
@@ -82,19 +83,38 @@ async function run(args: string[]): Promise<number> {
   return 2;
 }
 
-/** What the hub would do with the folder, as the hub would see it (`$env` names from this environment). */
+/**
+ * What the hub would do with the folder, as the hub would see it (`$env` names from this environment): the
+ * tool files, and each MCP server in tools/mcp/ connected to and its tools listed.
+ */
 async function checkTools(dir: string): Promise<number> {
-  const { tools, problems, folder } = await loadTools(dir, { envHas: toolEnvHas(toolEnvironment()) });
+  const env = toolEnvironment();
+  const envHas = toolEnvHas(env);
+  const { tools: fileTools, problems: fileProblems, folder } = await loadTools(dir, { envHas });
   // A check that found nothing to check has not shown that anything is fine.
   if (folder === "missing") return fail(`there is no tool folder at ${dir} (set TOOLS_DIR, or give the folder)`);
-  if (folder === "empty") return fail(`there is no tool file (*.yml or *.yaml) in ${dir}: nothing was checked`);
-  if (folder === "unreadable") return fail(`the tool folder ${dir} ${problems[0]?.reason ?? "cannot be read"}`);
-  for (const problem of problems) process.stdout.write(`${formatProblem(problem)}\n`);
+  if (folder === "unreadable") return fail(`the tool folder ${dir} ${fileProblems[0]?.reason ?? "cannot be read"}`);
+  // The MCP SDK is loaded by this command only, not by every `hub` command.
+  const { checkMcpServers } = await import("../mcp/check-mcp-servers.js");
+  const mcp = await checkMcpServers(dir, fileTools, { envHas, env: (name) => env[name] });
+  if (folder === "empty" && mcp.servers.length === 0 && mcp.problems.length === 0)
+    return fail(`there is no tool file (*.yml or *.yaml) in ${dir}: nothing was checked`);
+  const problems = [...fileProblems, ...mcp.problems];
+  for (const problem of problems) process.stdout.write(`${terminalText(formatProblem(problem))}\n`);
+  for (const server of mcp.servers)
+    if (server.tools)
+      process.stdout.write(
+        `${server.spec.file}: ${server.kind}, ${server.tools.length} tool(s)${server.tools.length > 0 ? `: ${server.tools.map((tool) => tool.name).join(", ")}` : ""}\n`,
+      );
   if (problems.length > 0) {
     process.stdout.write(`${problems.length} problem(s) in ${dir}\n`);
     return 1;
   }
-  process.stdout.write(`${tools.size} tool(s) OK in ${dir}: ${[...tools.keys()].join(", ")}\n`);
+  const named = [
+    ...fileTools.keys(),
+    ...mcp.servers.map((server) => `${server.tools?.length ?? 0} from MCP server ${server.spec.name}`),
+  ];
+  process.stdout.write(`${mcp.tools.size} tool(s) OK in ${dir}: ${named.join(", ")}\n`);
   return 0;
 }
 
