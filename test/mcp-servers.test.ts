@@ -9,7 +9,7 @@ import { createHmac } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeOpenAI } from "./support/fake-openai.js";
 import { toolCallsIn, type FakeLlm, type LlmRequest } from "./support/fake-llm.js";
-import { eventually } from "./support/services.js";
+import { eventually, freePort } from "./support/services.js";
 import { TestHub } from "./support/test-hub.js";
 import {
   httpServerFile,
@@ -31,13 +31,17 @@ settings:
 describe("MCP servers as tool sources", () => {
   let server: EverythingServer;
   let hub: TestHub;
+  let closedPort: number;
 
   beforeAll(async () => {
     server = await startEverythingHttp();
+    closedPort = await freePort();
     hub = await TestHub.start({
       tools: {
         "mcp/everything": httpServerFile(server.url, settings),
         "mcp/local": stdioServerFile(`prefix: local_\n${settings}`),
+        // Down: the hub starts anyway, says why in one line, and tries again.
+        "mcp/down": httpServerFile(`http://127.0.0.1:${closedPort}/mcp`),
       },
     });
     await eventually(async () => {
@@ -65,10 +69,20 @@ describe("MCP servers as tool sources", () => {
     expect(sum.status).toBe(200);
     expect(sum.body.result.message).toContain("42");
     const ready = await (await fetch(`${hub.url}/readyz`)).json();
+    expect(ready.ok).toBe(true);
     expect(ready.mcp_servers).toEqual([
+      {
+        server: "down",
+        transport: "http",
+        up: false,
+        problem: `tools/mcp/down.yml: url: cannot connect (ECONNREFUSED 127.0.0.1:${closedPort})`,
+      },
       { server: "everything", transport: "http", up: true },
       { server: "local", transport: "stdio", up: true },
     ]);
+    expect(hub.logs.join("\n")).toContain(
+      `tools/mcp/down.yml: url: cannot connect (ECONNREFUSED 127.0.0.1:${closedPort})`,
+    );
     // Arguments are checked against the tool's input schema before the server hears of them.
     const bad = await call(conversation, "everything_get-sum", { a: "two" });
     expect(bad.status).toBe(400);

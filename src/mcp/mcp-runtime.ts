@@ -15,6 +15,7 @@ import {
   CreateTaskResultSchema,
   ElicitRequestSchema,
   McpError,
+  ToolListChangedNotificationSchema,
   type CallToolResult,
   type ElicitResult,
   type Tool as ListedTool,
@@ -42,6 +43,8 @@ import type { McpServerSpec } from "./mcp-server-file.js";
 import type { McpCalls, McpStart } from "./mcp-calls.js";
 import type { PersonIdentity } from "../conversations/person-identity.js";
 import { describeMcpError, progressText, toolResultOf } from "./mcp-outcome.js";
+import { connectProblem } from "./connect-problem.js";
+import { formatProblem } from "../tools/load-tools.js";
 
 /** How long a held call's lease runs; renewed every LEASE_MS / 3. */
 export const LEASE_MS = 15_000;
@@ -150,23 +153,39 @@ export class McpRuntime implements McpCalls {
   async #connect(state: ServerState, attempt: number): Promise<void> {
     if (this.#stopped) return;
     try {
-      const opened = await this.#shared(state);
-      const listed = await opened.client.listTools(undefined, { timeout: CONNECT_TIMEOUT_MS });
-      const tools = this.#options.toolsOf(state.spec, listed.tools);
-      this.#options.onTools(state.spec.name, tools);
-      this.#ctx.log.info({ mcp_server: state.spec.name, tools: tools.map((tool) => tool.name) }, "MCP server listed");
+      await this.#list(state);
     } catch (error) {
-      const reason = describeMcpError(error);
-      state.down = reason;
+      // The line `hub tools check` prints for it.
+      const problem = formatProblem(
+        connectProblem(state.spec, error, {
+          step: state.shared ? "list" : "connect",
+          timeoutMs: state.spec.connect_timeout ?? CONNECT_TIMEOUT_MS,
+        }),
+      );
+      state.down = problem;
       const waitMs = RECONNECT_MS[Math.min(attempt, RECONNECT_MS.length - 1)]!;
       this.#ctx.warnRepeated(
-        `mcp-connect:${state.spec.name}:${reason}`,
-        { mcp_server: state.spec.name, reason, retry_in_ms: waitMs },
+        `mcp-connect:${problem}`,
+        { mcp_server: state.spec.name, problem, retry_in_ms: waitMs },
         "MCP server cannot be reached: its tools are not offered until it can",
       );
       state.retry = setTimeout(() => void this.#connect(state, attempt + 1), waitMs);
       state.retry.unref();
     }
+  }
+
+  async #list(state: ServerState): Promise<void> {
+    const opened = await this.#shared(state);
+    const listed = [];
+    let cursor: string | undefined;
+    do {
+      const page = await opened.client.listTools(cursor ? { cursor } : undefined, { timeout: CONNECT_TIMEOUT_MS });
+      listed.push(...page.tools);
+      cursor = page.nextCursor;
+    } while (cursor);
+    const tools = this.#options.toolsOf(state.spec, listed);
+    this.#options.onTools(state.spec.name, tools);
+    this.#ctx.log.info({ mcp_server: state.spec.name, tools: tools.map((tool) => tool.name) }, "MCP server listed");
   }
 
   /** The server's shared client, opened once (again after it closed: a stdio child that exited). */
@@ -176,7 +195,18 @@ export class McpRuntime implements McpCalls {
       env: this.#options.env,
       timeoutMs: state.spec.connect_timeout ?? CONNECT_TIMEOUT_MS,
       onStderr: (line) => this.#ctx.log.debug({ mcp_server: state.spec.name, line }, "MCP server says"),
-      prepare: (client) => this.#prepare(client, state, undefined),
+      prepare: (client) => {
+        this.#prepare(client, state, undefined);
+        // The server changed its tools: listed again, and the set in force follows.
+        client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+          void this.#list(state).catch((error: unknown) =>
+            this.#ctx.log.warn(
+              { mcp_server: state.spec.name, reason: describeMcpError(error) },
+              "MCP tools not listed again",
+            ),
+          );
+        });
+      },
     })
       .then((opened) => {
         state.shared = opened;

@@ -89,13 +89,13 @@ function toolOf(
 ): { tool: Tool } | { problem: ToolProblem } {
   const settings = spec.settings[server.name] ?? {};
   const personArgument = spec.person?.argument;
-  const parameters = withoutArgument(server.inputSchema, personArgument);
+  // The dialect a server names (`$schema`) need not be one Ajv or a model API knows: the keywords are
+  // draft-07's, and the model is given the schema without it.
+  const { $schema: _dialect, ...parameters } = withoutArgument(server.inputSchema, personArgument);
   let check: ValidateFunction;
   try {
-    // The model's arguments are checked against the schema it saw (the person's argument is the hub's to
-    // add). The dialect a server names (`$schema`) need not be one Ajv knows: the keywords are draft-07's.
-    const { $schema: _dialect, ...schema } = parameters;
-    check = ajv.compile(schema);
+    // The model's arguments are checked against the schema it saw (the person's argument is the hub's to add).
+    check = ajv.compile(parameters);
   } catch (error) {
     return {
       problem: {
