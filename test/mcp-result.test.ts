@@ -12,8 +12,13 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseCallbackBody } from "../src/jobs/callbacks.js";
 import { cutMessage, MESSAGE_LIMIT, resultOfMcp, type McpResultBody } from "../src/mcp/mcp-result.js";
+import { startFakeAnthropic } from "./support/fake-anthropic.js";
+import { hubNotices, replyOk, type FakeLlm, type LlmMessage, type LlmRequest } from "./support/fake-llm.js";
+import { startFakeOpenAI } from "./support/fake-openai.js";
+import { eventually } from "./support/services.js";
 import { TestHub } from "./support/test-hub.js";
-import { openSession } from "./support/widget-client.js";
+import { startToolBackend, type ToolBackend } from "./support/tool-backend.js";
+import { openSession, WidgetClient } from "./support/widget-client.js";
 
 const SERVER = path.resolve("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
 
@@ -241,3 +246,144 @@ describe("an MCP result as a callback's body", () => {
     expect(await hub.db.upload.count({ where: { conversationId } })).toBe(before);
   });
 });
+
+const PROVIDERS = [
+  { name: "OpenAI Chat Completions", start: startFakeOpenAI, provider: "openai", model: "gpt-4o-mini" },
+  { name: "Anthropic Messages", start: startFakeAnthropic, provider: "anthropic", model: "claude-sonnet-4-5" },
+] as const;
+
+/** A job tool of the test backend: its result is posted to its callback, as the MCP runtime commits one. */
+const drawChart = `
+description: Draws a chart.
+parameters:
+  type: object
+  properties: { topic: { type: string } }
+async:
+  timeout: 10m
+request:
+  base_url: "$env.CLINIC_API"
+  path: /vatio/chart
+  headers:
+    Authorization: "Bearer $env.CLINIC_API_KEY"
+`;
+
+for (const { name, start, provider, model } of PROVIDERS) {
+  describe(`an MCP image result reaches the model on ${name} as an image`, () => {
+    let llm: FakeLlm;
+    let backend: ToolBackend;
+    let modelHub: TestHub;
+    const prefix = provider === "openai" ? "OPENAI" : "ANTHROPIC";
+
+    beforeAll(async () => {
+      backend = await startToolBackend();
+      llm = await start(replyOk);
+      modelHub = await TestHub.start({
+        tools: { draw_chart: drawChart },
+        env: {
+          AGENT_MODEL: `${provider}:${model}`,
+          [`${prefix}_API_KEY`]: llm.apiKey,
+          [`${prefix}_BASE_URL`]: llm.url,
+          TURN_RETRY_BASE_MS: "100",
+        },
+      });
+    }, 60_000);
+    afterAll(async () => {
+      await modelHub?.stop();
+      await llm?.stop();
+      await backend?.stop();
+    });
+
+    /** The image in the request, in the API's own place: in the tool result, or in a user message right after it. */
+    function expectImage(request: LlmRequest, at: number, png: Buffer) {
+      expect(at).toBeGreaterThan(-1);
+      const toolMessage = request.messages[at] as Extract<LlmMessage, { role: "tool" }>;
+      if (provider === "anthropic") {
+        expect(toolMessage.images?.map((image) => [image.mediaType, image.bytes.equals(png)])).toEqual([
+          ["image/png", true],
+        ]);
+      } else {
+        // Chat Completions takes no image in a tool message: a user message right after it, naming the call.
+        expect(toolMessage.images).toBeUndefined();
+        const next = request.messages[at + 1] as Extract<LlmMessage, { role: "user" }>;
+        expect(next.role).toBe("user");
+        expect(next.text).toContain("The images the result of draw_chart");
+        expect(next.images?.map((image) => [image.mediaType, image.bytes.equals(png)])).toEqual([["image/png", true]]);
+      }
+    }
+
+    async function startChart(conversation: string) {
+      const started = await modelHub.api("POST", `/v1/conversations/${conversation}/tool-calls`, {
+        tool: "draw_chart",
+        arguments: { topic: "sales" },
+      });
+      expect(started.status).toBe(202);
+      const jobId = (started.body as { job: { id: string } }).job.id;
+      await eventually(() => backend.jobs.find((job) => job.id === jobId), "the backend's job");
+      return jobId;
+    }
+
+    async function postImage(conversation: string, jobId: string) {
+      const result = await call("get-tiny-image");
+      const png = Buffer.from(
+        (result.content.find((each) => each.type === "image") as { data: string }).data,
+        "base64",
+      );
+      const body = await resultOfMcp(modelHub.ctx, conversation, result);
+      expect((await backend.post(jobId, body)).status).toBe(200);
+      return png;
+    }
+
+    it("a job's result that came before the model saw its call: the call's answer, with the image", async () => {
+      const session = await openSession(modelHub.url);
+      const jobId = await startChart(session.conversationId);
+      const before = llm.requests.length;
+      const png = await postImage(session.conversationId, jobId);
+      const request = await eventually(
+        () =>
+          llm.requests.slice(before).find((each) => JSON.stringify(each.messages).includes("image-1.png (image/png)")),
+        "the model's request with the result",
+      );
+      const at = request.messages.findIndex(
+        (message) => message.role === "tool" && message.content.includes('"files":["image-1.png (image/png)"]'),
+      );
+      expectImage(request, at, png);
+      // The person's reply carries the file, with the hub's own link.
+      const job = await modelHub.db.job.findUniqueOrThrow({ where: { id: jobId } });
+      expect(job.status).toBe("succeeded");
+      const got = await served((job.attachments as { url: string }[])[0]!.url);
+      expect([got.status, got.type, got.bytes.equals(png)]).toEqual([200, "image/png", true]);
+    });
+
+    it("a job's result the model waited for: the hub's notice, with the image", async () => {
+      const session = await openSession(modelHub.url);
+      const person = await WidgetClient.connect(modelHub.url, { token: session.token });
+      try {
+        const jobId = await startChart(session.conversationId);
+        // A turn sees the call's placeholder first.
+        const seen = llm.requests.length;
+        await person.send("how is my chart going?", randomUUID());
+        await eventually(() => llm.requests.length > seen || undefined, "a turn with the placeholder");
+        await modelHub.settled();
+        const before = llm.requests.length;
+        const png = await postImage(session.conversationId, jobId);
+        const request = await eventually(
+          () =>
+            llm.requests
+              .slice(before)
+              .find((each) =>
+                hubNotices(each).some((notice) => notice.status === "completed" && notice.tool === "draw_chart"),
+              ),
+          "the model's request with the notice",
+        );
+        const notice = hubNotices(request).find((each) => each.tool === "draw_chart")!;
+        expect(notice.result).toMatchObject({ files: ["image-1.png (image/png)"] });
+        const at = request.messages.findIndex(
+          (message) => message.role === "tool" && message.content.includes('"tool":"draw_chart"'),
+        );
+        expectImage(request, at, png);
+      } finally {
+        person.close();
+      }
+    });
+  });
+}
