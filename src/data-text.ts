@@ -32,3 +32,17 @@ export function plainText(text: string): string {
 
 /** A name as a prompt holds it: cleaned, then JSON-quoted, so it reads as one quoted value and never as lines. */
 export const quotedData = (text: string) => JSON.stringify(plainText(text));
+
+/**
+ * A text of several lines (a tool's message) with the same characters taken out but its line breaks kept:
+ * CR LF, CR and the Unicode separators become `\n`, tabs stay, other controls become a space, bidi controls go.
+ */
+export function plainLines(text: string): string {
+  return (
+    text
+      .replace(/\r\n?|[\u2028\u2029]/gu, "\n")
+      .replace(EVERY_BIDI_CONTROL, "")
+      // eslint-disable-next-line no-control-regex -- finding control characters is the point
+      .replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/gu, " ")
+  );
+}

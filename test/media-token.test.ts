@@ -31,4 +31,16 @@ describe("media tokens", () => {
     expect(verifyMediaToken(SECRET, "", NOW)).toBeUndefined();
     expect(verifyMediaToken(SECRET, `${token}.x`, NOW)).toBeUndefined();
   });
+
+  it("name a stored file by its upload, a kind that never passes for a message's file", () => {
+    const upload = { uploadId: randomUUID() };
+    const uploadToken = createMediaToken(SECRET, upload, LATER);
+    expect(verifyMediaToken(SECRET, uploadToken, NOW)).toEqual(upload);
+    expect(verifyMediaToken(SECRET, uploadToken, LATER)).toBeUndefined();
+    expect(verifyMediaToken("another-secret", uploadToken, NOW)).toBeUndefined();
+    // The same id as a message's file: another payload, another signature.
+    const asMessage = createMediaToken(SECRET, { messageId: upload.uploadId, index: 0 }, LATER);
+    expect(verifyMediaToken(SECRET, asMessage, NOW)).toEqual({ messageId: upload.uploadId, index: 0 });
+    expect(asMessage.split(".")[1]).not.toBe(uploadToken.split(".")[1]);
+  });
 });

@@ -51,8 +51,26 @@ const unavailable = (what: string): MediaRefusal => ({
 /** What reading a file needs: the media and Meta settings, and the store (widget uploads). */
 export type MediaCtx = { config: Pick<Config, "media" | "meta">; sql: Sql };
 
-/** The file one token names: the person's message (not withdrawn), its attachment at that place, its bytes. */
+/**
+ * The file one token names: the person's message (not withdrawn), its attachment at that place, its bytes; or
+ * a file the hub stored from a tool's result, while it is kept (erasure and retention delete it).
+ */
 export async function openMedia(ctx: MediaCtx, claim: MediaClaim, signal?: AbortSignal): Promise<MediaAnswer> {
+  if ("uploadId" in claim) {
+    const [upload] = await ctx.sql.query<{ mimeType: string; name: string | null; size: number }>(
+      `SELECT "mimeType", name, size FROM "Upload" WHERE id = $1::uuid AND "storedAt" IS NOT NULL`,
+      [claim.uploadId],
+    );
+    if (!upload) return notFound;
+    const stored: StoredAttachment = {
+      mimeType: upload.mimeType,
+      ...(upload.name ? { name: upload.name } : {}),
+      size: upload.size,
+      source: { kind: "upload", uploadId: claim.uploadId },
+    };
+    // An upload's bytes come from the database: the conversation's channel plays no part.
+    return openSource(ctx, { channel: "", account: "" }, stored, signal);
+  }
   const [row] = await ctx.sql.query<{ attachments: unknown; channel: string; account: string }>(
     `SELECT m.attachments, c.channel, c.account FROM "Message" m JOIN "Conversation" c ON c.id = m."conversationId"
      WHERE m.id = $1::uuid AND m.role = 'user' AND m."deletedAt" IS NULL`,

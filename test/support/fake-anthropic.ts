@@ -229,6 +229,12 @@ function parseMessagesRequest(body: unknown): Parsed {
         if (Array.isArray(block.content) && hasEmptyText(block.content)) {
           return invalid("messages: text content blocks must be non-empty");
         }
+        // A tool result may hold images: checked as the API checks an image block.
+        for (const [k, part] of (Array.isArray(block.content) ? block.content : []).entries()) {
+          if (!isRecord(part) || part.type !== "image") continue;
+          const problem = imageProblem(part, `messages.${i}.content.${position}.content.${k}`, "user");
+          if (problem) return problem;
+        }
       }
     }
     const located = blocks.map((block, position) => ({
@@ -376,7 +382,18 @@ function normalize(raw: unknown[]): LlmMessage[] {
         images.push({ mediaType: source.media_type, bytes: Buffer.from(source.data, "base64") });
       } else if (block.type === "tool_result") {
         flush();
-        messages.push({ role: "tool", toolCallId: String(block.tool_use_id), content: toolResultText(block.content) });
+        const shown = (Array.isArray(block.content) ? (block.content as unknown[]) : [])
+          .filter((part): part is Record<string, unknown> => isRecord(part) && part.type === "image")
+          .map((part) => {
+            const source = part.source as { media_type: string; data: string };
+            return { mediaType: source.media_type, bytes: Buffer.from(source.data, "base64") };
+          });
+        messages.push({
+          role: "tool",
+          toolCallId: String(block.tool_use_id),
+          content: toolResultText(block.content),
+          ...(shown.length > 0 ? { images: shown } : {}),
+        });
       }
     }
     flush();

@@ -19,8 +19,8 @@ export type LlmMessage =
   /** OpenAI user message; Anthropic user text blocks joined with "\n"; the images it carried, in order. */
   | { role: "user"; text: string; images?: { mediaType: string; bytes: Buffer }[] }
   | { role: "assistant"; text: string; toolCalls: { id: string; name: string; args: unknown }[] }
-  /** OpenAI role "tool"; Anthropic tool_result blocks (one message per block, content as text). */
-  | { role: "tool"; toolCallId: string; content: string };
+  /** OpenAI role "tool"; Anthropic tool_result blocks (one message per block, content as text, its images). */
+  | { role: "tool"; toolCallId: string; content: string; images?: { mediaType: string; bytes: Buffer }[] };
 
 export type LlmAnswer =
   | {

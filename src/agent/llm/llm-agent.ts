@@ -250,6 +250,8 @@ export function llmAgent(config: LlmConfig, getCtx: () => LlmAgentDeps): AgentPo
       const messages = buildTranscript(entries, {
         contextChars: config.contextChars,
         inlineChars: config.resultInlineChars,
+        // Anthropic takes images in a tool result; Chat Completions only in a user message.
+        toolImages: config.provider === "anthropic" ? "tool-result" : "user-message",
       });
       // A hand-back has no words of its own in the timeline: the model is told, for this turn.
       if (request.inputs.some((input) => input.type === "handback"))

@@ -4,7 +4,7 @@
 import type { SqlQuery } from "../../db/sql.js";
 import { storedAttachments, type StoredAttachment } from "../../conversations/inbound-attachments.js";
 import { humanAgentName } from "../../conversations/timeline.js";
-import { attachmentName, attachmentsOf, attachmentType } from "../../conversations/attachments.js";
+import { attachmentName, attachmentsOf, attachmentType, type Attachment } from "../../conversations/attachments.js";
 import { noticeOf } from "../../conversations/notice.js";
 import { JOB_STATUS_WORD, type JobOutcome, type TranscriptEntry } from "./transcript.js";
 
@@ -69,8 +69,20 @@ export function resultWithFiles(result: unknown, stored: unknown): unknown {
   };
 }
 
-/** A transcript entry, with the person's files still to be read (transcript-files.ts). */
-export type TimelineEntry = TranscriptEntry & { media?: { messageId: string; files: StoredAttachment[] } };
+/**
+ * A transcript entry, with the person's files still to be read (transcript-files.ts), and a result's files,
+ * whose images the hub stored itself (an MCP tool's) may be shown to the model.
+ */
+export type TimelineEntry = TranscriptEntry & {
+  media?: { messageId: string; files: StoredAttachment[] };
+  resultFiles?: Attachment[];
+};
+
+/** A succeeded job's files, when it has any. */
+const filesOf = (row: Row): { resultFiles?: Attachment[] } => {
+  const files = row.jobStatus === "succeeded" ? attachmentsOf(row.jobAttachments) : [];
+  return files.length > 0 ? { resultFiles: files } : {};
+};
 
 export async function timelineEntries(sql: SqlQuery, conversationId: string): Promise<TimelineEntry[]> {
   const rows = await sql.query<Row>(
@@ -123,6 +135,7 @@ export async function timelineEntries(sql: SqlQuery, conversationId: string): Pr
           next?.role === "tool_result" && (row.jobId ? next.jobId === row.jobId && !row.approval : next.jobId === null);
         if (!answeredAtOnce && !row.jobId) break;
         let answer: Extract<TranscriptEntry, { kind: "call" }>["answer"];
+        let files: { resultFiles?: Attachment[] } = {};
         // The hub's own answer: a built-in tool's, or its answer to a repeated call (a note, or the job's placeholder).
         let byHub = false;
         if (answeredAtOnce) {
@@ -135,8 +148,15 @@ export async function timelineEntries(sql: SqlQuery, conversationId: string): Pr
           };
           byHub = !row.jobId && Boolean(stored.builtIn || stored.repeated || stored.repeatOf);
           const ok = row.jobId ? next.jobStatus === "succeeded" : stored.outcome !== "failed";
-          const content = row.jobId ? (ok ? next.result : next.error) : ok ? stored.result : next.text;
+          const content = row.jobId
+            ? ok
+              ? resultWithFiles(next.result, next.jobAttachments)
+              : next.error
+            : ok
+              ? stored.result
+              : next.text;
           answer = { type: "answer", ok, content };
+          if (row.jobId) files = filesOf(next);
           i += 1;
         } else answer = { type: "job", jobId: row.jobId!, acceptMessage: row.acceptMessage, approval: row.approval };
         entries.push({
@@ -147,6 +167,7 @@ export async function timelineEntries(sql: SqlQuery, conversationId: string): Pr
           args: call.arguments ?? {},
           answer,
           ...(byHub ? { byHub: true as const } : {}),
+          ...files,
         });
         break;
       }
@@ -155,7 +176,15 @@ export async function timelineEntries(sql: SqlQuery, conversationId: string): Pr
         if (!row.jobId || row.callSeq === null || !inView.has(row.callSeq)) break;
         const { outcome, content } = outcomeOf(row);
         const callId = callIdOf(row.firstCallId, row.firstJobId);
-        entries.push({ kind: "outcome", seq, callId, tool: row.tool ?? "unknown", outcome, content });
+        entries.push({
+          kind: "outcome",
+          seq,
+          callId,
+          tool: row.tool ?? "unknown",
+          outcome,
+          content,
+          ...(outcome === "completed" ? filesOf(row) : {}),
+        });
         break;
       }
       case "approval":

@@ -9,9 +9,14 @@
 //   result) — a place no text of the person can reach, since the person's words are only ever user messages;
 //   an outcome the model already read with get-tool-call-status is not told again;
 // - a tool's result longer than the inline limit is sent as a summary and a handle (result-pages.ts);
+// - a result's images the hub stored (an MCP tool's) are shown in each API's way: Anthropic takes images in a
+//   tool result, so they go in it; Chat Completions takes text only there, so they follow it as a user message
+//   whose text says whose result they are;
 // - cut to a budget by dropping the oldest exchanges whole (a call never loses its tool message).
 // Pure: entries in, messages out (table-tested in test/llm-transcript.test.ts).
-import type { ModelMessage } from "ai";
+import type { ModelMessage, ToolResultPart } from "ai";
+
+type ToolResultOutput = ToolResultPart["output"];
 import { resultPointer } from "./result-pages.js";
 
 export type JobOutcome = "completed" | "failed" | "timed out" | "cancelled" | "expired" | "ran again" | "refused";
@@ -27,11 +32,19 @@ export const JOB_STATUS_WORD: Record<string, JobOutcome | "running" | "waiting f
   refused: "refused",
 };
 
+export interface TranscriptImage {
+  bytes: Uint8Array;
+  mediaType: string;
+}
+
 /** A file the person sent, as the model gets it: a readable line with the hub's URL, and an image's bytes. */
 export interface TranscriptFile {
   line: string;
-  image?: { bytes: Uint8Array; mediaType: string };
+  image?: TranscriptImage;
 }
+
+/** Where a tool result's images go: in the tool result (Anthropic), or in a user message right after it. */
+export type ToolImagePlace = "tool-result" | "user-message";
 
 export type TranscriptEntry =
   | { kind: "user"; seq: number; text: string; files?: TranscriptFile[] }
@@ -49,10 +62,20 @@ export type TranscriptEntry =
       answer:
         | { type: "answer"; ok: boolean; content: unknown }
         | { type: "job"; jobId: string; acceptMessage: string | null; approval?: string | null };
+      /** The images of its result (transcript-files.ts). */
+      images?: TranscriptImage[];
     }
   /** A call that waited for its approval was approved and started (a refusal is its outcome, `refused`). */
   | { kind: "approval"; seq: number; callId: string; tool: string; text: string }
-  | { kind: "outcome"; seq: number; callId: string; tool: string; outcome: JobOutcome; content: unknown }
+  | {
+      kind: "outcome";
+      seq: number;
+      callId: string;
+      tool: string;
+      outcome: JobOutcome;
+      content: unknown;
+      images?: TranscriptImage[];
+    }
   | { kind: "progress"; seq: number; callId: string; tool: string; text: string };
 
 export const STATUS_TOOL = "get-tool-call-status";
@@ -88,24 +111,65 @@ const asText = (value: unknown) => (typeof value === "string" ? value : JSON.str
 /** One thing the hub tells the model: a call's outcome or progress, or an event of the conversation. */
 export type HubNotice = Record<string, unknown>;
 
+/** The images of one tool's result, with whose they are. */
+export interface ResultImages {
+  callId: string;
+  tool: string;
+  images: TranscriptImage[];
+}
+
+const imagePart = (image: TranscriptImage) => ({
+  type: "image-data" as const,
+  data: Buffer.from(image.bytes).toString("base64"),
+  mediaType: image.mediaType,
+});
+
+/**
+ * A tool message's output, with its result's images in it when the API takes them there (`tool-result`), and
+ * the user message that shows them otherwise: its text names the call, so they are not read as the person's.
+ */
+function withImages(
+  value: unknown,
+  shown: ResultImages[],
+  place: ToolImagePlace,
+): { output: ToolResultOutput; after: ModelMessage[] } {
+  const images = shown.flatMap((each) => each.images);
+  if (images.length === 0) return { output: { type: "json", value: value as never }, after: [] };
+  if (place === "tool-result")
+    return {
+      output: { type: "content", value: [{ type: "text", text: JSON.stringify(value) }, ...images.map(imagePart)] },
+      after: [],
+    };
+  const whose = shown.map((each) => `${each.tool} (tool_call_id ${each.callId})`).join(", ");
+  return {
+    output: { type: "json", value: value as never },
+    after: [
+      {
+        role: "user",
+        content: [
+          { type: "text", text: `[The images the result of ${whose} holds, as the tool gave them: its data.]` },
+          ...images.map((image) => ({ type: "image" as const, image: image.bytes, mediaType: image.mediaType })),
+        ],
+      },
+    ],
+  };
+}
+
 /**
  * The hub's notices as the model gets them: a read-hub-notices call made for it, answered at once with them.
  * `id` must be unique in the request; the tool result is the only way the hub speaks to the model.
  */
-export function noticeMessages(id: string, notices: HubNotice[]): ModelMessage[] {
+export function noticeMessages(
+  id: string,
+  notices: HubNotice[],
+  images: ResultImages[] = [],
+  place: ToolImagePlace = "user-message",
+): ModelMessage[] {
+  const { output, after } = withImages({ from: "the hub", notices }, images, place);
   return [
     { role: "assistant", content: [{ type: "tool-call", toolCallId: id, toolName: NOTICE_TOOL, input: {} }] },
-    {
-      role: "tool",
-      content: [
-        {
-          type: "tool-result",
-          toolCallId: id,
-          toolName: NOTICE_TOOL,
-          output: { type: "json", value: { from: "the hub", notices } as never },
-        },
-      ],
-    },
+    { role: "tool", content: [{ type: "tool-result", toolCallId: id, toolName: NOTICE_TOOL, output }] },
+    ...after,
   ];
 }
 
@@ -117,8 +181,8 @@ export function appendNotices(messages: ModelMessage[], id: string, notices: Hub
 
 type Unit =
   | { type: "user"; key: number; text: string; files?: TranscriptFile[] }
-  | { type: "notice"; key: number; notice: HubNotice }
-  | { type: "assistant"; key: number; messages: ModelMessage[] };
+  | { type: "notice"; key: number; notice: HubNotice; images?: ResultImages }
+  | { type: "assistant"; key: number; messages: ModelMessage[]; images?: number };
 
 /** The seq of the model's first status read that gave each call's outcome. */
 function statusReads(entries: TranscriptEntry[]): Map<string, number> {
@@ -158,7 +222,7 @@ function outcomeNotice(entry: Extract<TranscriptEntry, { kind: "outcome" }>): Hu
 const shown = (callId: string, content: unknown, inlineChars: number) =>
   resultPointer(callId, content, inlineChars) ?? content;
 
-function toUnits(entries: TranscriptEntry[], inlineChars: number): Unit[] {
+function toUnits(entries: TranscriptEntry[], inlineChars: number, place: ToolImagePlace): Unit[] {
   const reads = statusReads(entries);
   const units: Unit[] = [];
   for (const entry of entries) {
@@ -196,6 +260,11 @@ function toUnits(entries: TranscriptEntry[], inlineChars: number): Unit[] {
                     : shown(entry.callId, entry.answer.content ?? null, inlineChars)) as never,
                 }
               : { type: "error-text" as const, value: asText(entry.answer.content) };
+        const images = entry.images ?? [];
+        const pictured =
+          output.type === "json" && images.length > 0
+            ? withImages(output.value, [{ callId: entry.callId, tool: entry.tool, images }], place)
+            : { output, after: [] };
         units.push({
           type: "assistant",
           key: entry.seq,
@@ -206,9 +275,13 @@ function toUnits(entries: TranscriptEntry[], inlineChars: number): Unit[] {
             },
             {
               role: "tool",
-              content: [{ type: "tool-result", toolCallId: entry.callId, toolName: entry.tool, output }],
+              content: [
+                { type: "tool-result", toolCallId: entry.callId, toolName: entry.tool, output: pictured.output },
+              ],
             },
+            ...pictured.after,
           ],
+          ...(images.length > 0 ? { images: images.length } : {}),
         });
         break;
       }
@@ -217,7 +290,13 @@ function toUnits(entries: TranscriptEntry[], inlineChars: number): Unit[] {
         const read = reads.get(entry.callId);
         if (read !== undefined && read > entry.seq) break;
         const content = entry.outcome === "completed" ? shown(entry.callId, entry.content, inlineChars) : entry.content;
-        units.push({ type: "notice", key: entry.seq, notice: outcomeNotice({ ...entry, content }) });
+        const { images, ...outcome } = entry;
+        units.push({
+          type: "notice",
+          key: entry.seq,
+          notice: outcomeNotice({ ...outcome, content }),
+          ...(images?.length ? { images: { callId: entry.callId, tool: entry.tool, images } } : {}),
+        });
         break;
       }
       case "approval":
@@ -241,10 +320,11 @@ function toUnits(entries: TranscriptEntry[], inlineChars: number): Unit[] {
 
 const size = (unit: Unit) =>
   unit.type === "assistant"
-    ? JSON.stringify(unit.messages).length
+    ? (unit.images ? JSON.stringify(unit.messages.slice(0, 1)).length : JSON.stringify(unit.messages).length) +
+      (unit.images ?? 0) * IMAGE_CHARS
     : unit.type === "user"
       ? unit.text.length + (unit.files ?? []).filter((file) => file.image).length * IMAGE_CHARS
-      : JSON.stringify(unit.notice).length;
+      : JSON.stringify(unit.notice).length + (unit.images?.images.length ?? 0) * IMAGE_CHARS;
 
 /** What an image counts for against the budget (its bytes are not text the budget measures). */
 const IMAGE_CHARS = 1000;
@@ -273,9 +353,10 @@ function userMessage(units: Extract<Unit, { type: "user" }>[]): ModelMessage {
 
 export function buildTranscript(
   entries: TranscriptEntry[],
-  options: { contextChars: number; inlineChars?: number },
+  options: { contextChars: number; inlineChars?: number; toolImages?: ToolImagePlace },
 ): ModelMessage[] {
-  const { kept, cut: wasCut } = cut(toUnits(entries, options.inlineChars ?? Infinity), options.contextChars);
+  const place = options.toolImages ?? "user-message";
+  const { kept, cut: wasCut } = cut(toUnits(entries, options.inlineChars ?? Infinity, place), options.contextChars);
   const messages: ModelMessage[] = [];
   let users: Extract<Unit, { type: "user" }>[] = wasCut ? [{ type: "user", key: -1, text: LEFT_OUT }] : [];
   let notices: Extract<Unit, { type: "notice" }>[] = [];
@@ -290,6 +371,8 @@ export function buildTranscript(
         ...noticeMessages(
           `hub_notice_${notices[0]!.key}`,
           notices.map((unit) => unit.notice),
+          notices.flatMap((unit) => (unit.images ? [unit.images] : [])),
+          place,
         ),
       );
     }

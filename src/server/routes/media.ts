@@ -1,4 +1,5 @@
-// GET /media/<token>: a file a person sent, for the agent, its tools and the console. The signed token is the
+// GET /media/<token>: a file a person sent (for the agent, its tools and the console), or one the hub stored
+// from a tool's result (for the person's channel and the console). The signed token is the
 // only credential (media-token.ts); the bytes are streamed from where the channel keeps them (media-fetch.ts)
 // with the file's type and name, never sniffed, and never run as a page of the hub's origin.
 import { pipeline } from "node:stream/promises";
@@ -28,9 +29,10 @@ export function mediaRoutes(ctx: HubContext): Router {
     const answer = await openMedia(ctx, claim, aborted.signal);
     if (!answer.ok) throw new HubError(answer.status, answer.code, answer.message);
     const type = answer.mimeType.toLowerCase();
+    const place = "uploadId" in claim ? 1 : claim.index + 1;
     const name =
       answer.name ??
-      `${type.split("/")[0] ?? "file"}-${claim.index + 1}.${(type.split("/")[1] ?? "bin").replace(/[^\w.+-]/g, "")}`;
+      `${type.split("/")[0] ?? "file"}-${place}.${(type.split("/")[1] ?? "bin").replace(/[^\w.+-]/g, "")}`;
     res.set({
       "Content-Type": type,
       "Content-Disposition": contentDisposition(INLINE.test(type) ? "inline" : "attachment", name),
@@ -44,7 +46,11 @@ export function mediaRoutes(ctx: HubContext): Router {
     } catch (error) {
       // The person's client went away, or the host sent more than it may: the answer is cut off.
       if (!aborted.signal.aborted)
-        ctx.warnRepeated(`media:${errorKey(error)}`, { message_id: claim.messageId }, "media answer cut off");
+        ctx.warnRepeated(
+          `media:${errorKey(error)}`,
+          "uploadId" in claim ? { upload_id: claim.uploadId } : { message_id: claim.messageId },
+          "media answer cut off",
+        );
       res.destroy();
     }
   });
