@@ -88,7 +88,7 @@ describe("loading tools/mcp/*.yml", () => {
       "a bad prefix",
       "command: node\nprefix: 1st-\n",
       {},
-      ["tools/mcp/research.yml: prefix: letters, digits, _ or -, starting with a letter"],
+      ['tools/mcp/research.yml: prefix: letters, digits, _ or -, starting with a letter (or "" for none)'],
     ],
     [
       "$env.NAME not set, in a header",

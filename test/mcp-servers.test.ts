@@ -21,6 +21,8 @@ import { openSession, WidgetClient } from "./support/widget-client.js";
 
 const settings = `
 settings:
+  get-tiny-image:
+    sync_budget: 0s
   trigger-long-running-operation:
     sync_budget: 1s
     timeout: 2m
@@ -118,6 +120,16 @@ describe("MCP servers as tool sources", () => {
         "2 of 4",
       );
       expect(widget.progress.filter((each) => each.jobId === task.body.job.id).length).toBeGreaterThan(0);
+      // An image in a late result: stored with the conversation, given to the person as a file the hub serves.
+      const image = await call(session.conversationId, "everything_get-tiny-image", {});
+      expect(image.status, JSON.stringify(image.body)).toBe(202);
+      const withFile = await eventually(() => widget.messages.find((message) => message.attachments?.length));
+      const file = withFile.attachments![0]!;
+      expect(file.url).toContain("/media/");
+      const served = await fetch(file.url);
+      expect(served.status).toBe(200);
+      expect(served.headers.get("content-type")).toBe("image/png");
+      expect([...new Uint8Array(await served.arrayBuffer()).slice(0, 4)]).toEqual([0x89, 0x50, 0x4e, 0x47]);
     } finally {
       widget.close();
     }

@@ -42,7 +42,8 @@ import {
 import type { McpServerSpec } from "./mcp-server-file.js";
 import type { McpCalls, McpStart } from "./mcp-calls.js";
 import type { PersonIdentity } from "../conversations/person-identity.js";
-import { describeMcpError, progressText, toolResultOf } from "./mcp-outcome.js";
+import { describeMcpError, progressText } from "./mcp-outcome.js";
+import { resultOfMcp, type McpResultDeps } from "./mcp-result.js";
 import { connectProblem } from "./connect-problem.js";
 import { formatProblem } from "../tools/load-tools.js";
 
@@ -55,6 +56,9 @@ const MIN_TASK_POLL_MS = 500;
 const MAX_TASK_POLL_MS = 30_000;
 const CONNECT_TIMEOUT_MS = 10_000;
 const RECONNECT_MS = [1_000, 2_000, 5_000, 10_000, 30_000];
+
+/** What the runtime needs of the hub: what a callback's commit does, and where a result's files go. */
+export type McpRuntimeDeps = CallbackDeps & McpResultDeps;
 
 /** An elicitation to put to the person (src/mcp/elicitation.ts answers it). */
 export type AskPerson = (request: {
@@ -70,7 +74,7 @@ export interface McpRuntimeOptions {
   servers: McpServerSpec[];
   env: EnvLookup;
   /** The hub's context, once built (the runtime is part of it). */
-  ctx: () => CallbackDeps;
+  ctx: () => McpRuntimeDeps;
   /** Turns a server's listing into the hub's tools (src/mcp/mcp-tools.ts). */
   toolsOf: (spec: McpServerSpec, listed: ListedTool[]) => Tool[];
   /** Called when a server's tools are known (or change): the registry merges them. */
@@ -122,7 +126,7 @@ export class McpRuntime implements McpCalls {
       });
   }
 
-  get #ctx(): CallbackDeps {
+  get #ctx(): McpRuntimeDeps {
     return this.#options.ctx();
   }
 
@@ -416,16 +420,10 @@ export class McpRuntime implements McpCalls {
     return false;
   }
 
+  /** A late result: its files stored with the conversation and linked (mcp-result.ts), then committed. */
   async #commitOutcome(job: JobRow, result: CallToolResult | undefined, reason: string | undefined): Promise<void> {
-    if (result) {
-      const outcome = toolResultOf(result);
-      await this.#commit(
-        job,
-        outcome.ok
-          ? { result: "ok", message: outcome.message, data: outcome.data }
-          : { result: "error", message: outcome.message },
-      );
-    } else await this.#commit(job, { result: "error", message: reason ?? "the MCP call failed" });
+    if (result) await this.#commit(job, await resultOfMcp(this.#ctx, job.conversationId, result));
+    else await this.#commit(job, { result: "error", message: reason ?? "the MCP call failed" });
   }
 
   /** Calls a job off on its server: a held call is aborted (the SDK tells the server), a task cancelled. */

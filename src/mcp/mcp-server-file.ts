@@ -24,8 +24,18 @@ const times = "must be 1, 2 or 3";
 export const mcpToolSettingsSchema = z.strictObject({
   // How long the call may run (a task, or a plain call past its sync budget) before it times out.
   timeout: duration.optional(),
-  // How long the agent's turn waits for a plain call before it becomes a job the person hears of later.
-  sync_budget: duration.optional(),
+  // How long the agent's turn waits for a plain call before it becomes a job the person hears of later ("0s":
+  // every call is a job).
+  sync_budget: z
+    .string()
+    .transform((value, ctx) => {
+      if (/^0\s*(s|m|h)$/.test(value.trim())) return 0;
+      const parsed = parseDuration(value);
+      if ("ms" in parsed) return parsed.ms;
+      ctx.addIssue({ code: "custom", message: parsed.error });
+      return z.NEVER;
+    })
+    .optional(),
   whatsapp_template: whatsappTemplateSchema.optional(),
   notify_text: z.string().trim().min(1).max(200).optional(),
   deliver_within: span.optional(),
