@@ -37,7 +37,11 @@ const BUTTON_TITLE_MAX = 20;
 
 const cut = (text: string, max: number) => {
   const clean = plainText(text);
-  return Array.from(clean).length > max ? `${Array.from(clean).slice(0, max - 1).join("")}…` : clean;
+  return Array.from(clean).length > max
+    ? `${Array.from(clean)
+        .slice(0, max - 1)
+        .join("")}…`
+    : clean;
 };
 
 function choicesOf(definition: PrimitiveSchemaDefinition): Choice[] | undefined {
@@ -189,10 +193,7 @@ export function fieldQuestion(
 
 /** What the person's message says to a field. */
 export type Reading =
-  | { kind: "value"; value: FieldValue }
-  | { kind: "skip" }
-  | { kind: "decline" }
-  | { kind: "invalid"; hint: string };
+  { kind: "value"; value: FieldValue } | { kind: "skip" } | { kind: "decline" } | { kind: "invalid"; hint: string };
 
 /** A word as people type it: trimmed of spaces and end marks, lower case, accents away ("¡SÍ!" → "si"). */
 export function word(text: string): string {
@@ -293,7 +294,8 @@ function readChoices(field: Extract<Field, { kind: "choices" }>, typed: string):
  */
 export function readAnswer(field: Field, text: string, tapped: string | undefined): Reading {
   if (tapped !== undefined) {
-    if (field.kind === "boolean" && (tapped === "yes" || tapped === "no")) return { kind: "value", value: tapped === "yes" };
+    if (field.kind === "boolean" && (tapped === "yes" || tapped === "no"))
+      return { kind: "value", value: tapped === "yes" };
     if (field.kind === "choice") {
       const choice = field.choices[Number(tapped)];
       if (/^\d+$/.test(tapped) && choice) return { kind: "value", value: choice.value };

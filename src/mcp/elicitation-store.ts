@@ -115,23 +115,22 @@ export async function watchElicitation(
 
 /** Which asking elicitations a step takes: one, a job's, a conversation's, a process's, or those abandoned. */
 export type Which =
-  | { id: string }
-  | { jobId: string }
-  | { conversationId: string }
-  | { owner: string }
-  | { abandoned: true };
+  { id: string } | { jobId: string } | { conversationId: string } | { owner: string } | { abandoned: true };
 
 /**
  * The asking elicitations, locked for this transaction, oldest first, each with its open question's place in
- * the timeline and whether it reached the person; `abandoned`: its waiting process is gone.
+ * the timeline, whether it reached the person (`questionShown`) or may have (`questionOut`: it is being
+ * routed too); `abandoned`: its waiting process is gone.
  */
 export async function lockAsking(
   tx: SqlQuery,
   which: Which,
-): Promise<(ElicitationRow & { questionSeq: string | null; questionShown: boolean; abandoned: boolean })[]> {
+): Promise<
+  (ElicitationRow & { questionSeq: string | null; questionShown: boolean; questionOut: boolean; abandoned: boolean })[]
+> {
   const [column, value] =
     "id" in which
-      ? ['e.id = $1::uuid', which.id]
+      ? ["e.id = $1::uuid", which.id]
       : "jobId" in which
         ? ['e."jobId" = $1::uuid', which.jobId]
         : "conversationId" in which
@@ -142,6 +141,8 @@ export async function lockAsking(
   return tx.query(
     `SELECT e.*, q.seq AS "questionSeq",
        coalesce(q.status IN ('stored', 'live', 'delivered', 'read', 'sent'), false) AS "questionShown",
+       -- Shown, or going out now (a channel may have it before its status is recorded).
+       coalesce(q.status IN ('pending', 'stored', 'live', 'delivered', 'read', 'sent'), false) AS "questionOut",
        e."watchedAt" < now() AT TIME ZONE 'UTC' - $2::int * interval '1 millisecond' AS abandoned
      FROM "Elicitation" e LEFT JOIN "Message" q ON q.id = e."questionId"
      WHERE ${column} AND e.state = 'asking'
@@ -220,8 +221,8 @@ export async function askNext(
 }
 
 /**
- * The end: the elicitation answered, declined or cancelled; its questions take no more taps (one not sent yet
- * never goes); an `elicitation` entry in the timeline tells the model what was asked and how it ended (read
+ * The end: the elicitation answered, declined or cancelled; its questions take no more taps (one waiting for
+ * a human's hand-back or for the person's window never goes: a pending one goes, followed by the notice); an `elicitation` entry in the timeline tells the model what was asked and how it ended (read
  * with its next turn, as an approval's entry is); and, when the person saw a question that is now withdrawn,
  * a notice tells them no answer is needed. Returns the messages to publish (and route).
  */
@@ -251,8 +252,9 @@ export async function endElicitation(
        WHERE id = $1::uuid AND state = 'asking' RETURNING id, "conversationId", "jobId", "toolCallId"),
      questions AS (
        UPDATE "Message" q SET "answeredBy" = coalesce(q."answeredBy", q.id),
-         status = CASE WHEN q.status = 'pending' THEN 'superseded' ELSE q.status END,
-         "statusReason" = CASE WHEN q.status = 'pending' THEN 'the question was withdrawn' ELSE q."statusReason" END,
+         status = CASE WHEN q.status IN ('held', 'awaiting_reply') THEN 'superseded' ELSE q.status END,
+         "statusReason" = CASE WHEN q.status IN ('held', 'awaiting_reply') THEN 'the question was withdrawn'
+                               ELSE q."statusReason" END,
          "updatedAt" = $4
        FROM ended WHERE q."conversationId" = ended."conversationId" AND q.role = 'agent'
          AND q.data->>'elicitationFor' = $1::text

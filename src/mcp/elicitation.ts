@@ -196,7 +196,7 @@ async function endWhere(ctx: ElicitationDeps, which: Which, why: string): Promis
           state: "cancelled",
           answers: e.answers,
           text: entryText(e, `the question was withdrawn before they answered (${why})`),
-          withdrawn: e.questionShown ? WITHDRAWN : undefined,
+          withdrawn: e.questionOut ? WITHDRAWN : undefined,
           at: ctx.now(),
         })),
       );
@@ -210,7 +210,8 @@ async function endWhere(ctx: ElicitationDeps, which: Which, why: string): Promis
 /** Publishes what ending changed, and asks for the turn that routes a withdrawal notice. */
 async function publishEnded(ctx: ElicitationDeps, changed: MessageRow[]): Promise<void> {
   for (const change of messagesChanged(changed)) {
-    const owed = change.type === "messages" && change.messages.some((m) => m.status === "pending" && m.role === "agent");
+    const owed =
+      change.type === "messages" && change.messages.some((m) => m.status === "pending" && m.role === "agent");
     await afterCommit(ctx, { changes: [change], ...(owed ? { turnOf: change.conversationId } : {}) });
   }
 }
@@ -263,7 +264,7 @@ export async function takeElicitationAnswers(ctx: ElicitationDeps, conversationI
           state: "cancelled",
           answers: e.answers,
           text: entryText(e, "the question was withdrawn: the hub process that held it stopped"),
-          withdrawn: e.questionShown ? WITHDRAWN : undefined,
+          withdrawn: e.questionOut ? WITHDRAWN : undefined,
           at,
         })),
       );
@@ -281,11 +282,7 @@ export async function takeElicitationAnswers(ctx: ElicitationDeps, conversationI
         fields.findIndex((field) => field.key === e.field),
       );
       const field = fields[index]!;
-      const reading = readAnswer(
-        field,
-        message.text,
-        tap && tap.fieldIndex === index ? tap.choice : undefined,
-      );
+      const reading = readAnswer(field, message.text, tap && tap.fieldIndex === index ? tap.choice : undefined);
       await takeAnswer(tx, {
         inputId: message.inputId,
         messageId: message.messageId,
