@@ -11,6 +11,7 @@ import {
   cancelOwnedElicitations,
   type AskPersonRequest,
 } from "../src/mcp/elicitation.js";
+import { formFields, readAnswer } from "../src/mcp/elicitation-fields.js";
 import { hubNotices, lastUserText, type FakeLlm, type LlmRequest } from "./support/fake-llm.js";
 import { startFakeOpenAI } from "./support/fake-openai.js";
 import { FakeGraph, metaEnvFor, type SentMessage } from "./support/fake-graph.js";
@@ -330,5 +331,50 @@ describe("an MCP server asks the person", () => {
     });
     expect(result).toEqual({ action: "decline" });
     expect(await hub.db.elicitation.count({ where: { conversationId } })).toBe(0);
+  });
+});
+
+describe("reading the person's words against a field", () => {
+  const [choice, age, day, mail, picks, agree] = formFields({
+    type: "object",
+    properties: {
+      color: { type: "string", enum: ["red", "green", "no"], enumNames: ["Red", "Green", "No colour"] },
+      age: { type: "integer", minimum: 18 },
+      day: { type: "string", format: "date" },
+      mail: { type: "string", format: "email" },
+      picks: {
+        type: "array",
+        items: {
+          anyOf: [
+            { const: "a", title: "Alpha" },
+            { const: "b", title: "Beta" },
+          ],
+        },
+      },
+      agree: { type: "boolean" },
+    },
+    required: ["color", "age", "day", "mail", "picks", "agree"],
+  });
+
+  it.each([
+    ["GREEN", choice, { kind: "value", value: "green" }],
+    ["3", choice, { kind: "value", value: "no" }],
+    ["no", choice, { kind: "value", value: "no" }],
+    ["blue", choice, { kind: "invalid" }],
+    ["17", age, { kind: "invalid", hint: "It must be at least 18." }],
+    ["18.5", age, { kind: "invalid" }],
+    ["no", age, { kind: "decline" }],
+    ["2026-02-30", day, { kind: "invalid" }],
+    ["2026-02-28", day, { kind: "value", value: "2026-02-28" }],
+    ["ana@example.org", mail, { kind: "value", value: "ana@example.org" }],
+    ["ana at example", mail, { kind: "invalid" }],
+    ["beta, 1", picks, { kind: "value", value: ["b", "a"] }],
+    ["gamma", picks, { kind: "invalid" }],
+    ["¡SÍ!", agree, { kind: "value", value: true }],
+    ["no", agree, { kind: "value", value: false }],
+    ["stop", agree, { kind: "decline" }],
+    ["skip", agree, { kind: "invalid" }],
+  ] as const)("row %#: %j", (typed, field, reading) => {
+    expect(readAnswer(field!, typed, undefined)).toMatchObject(reading);
   });
 });
