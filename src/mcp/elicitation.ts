@@ -129,6 +129,7 @@ export async function askPerson(ctx: ElicitationDeps, request: AskPersonRequest)
   });
   request.onAsked?.();
   const ended = await waitForEnd(ctx, id, request.signal);
+  log.info({ elicitation_id: id, outcome: ended.state }, "elicitation ended");
   if (ended.state === "answered") {
     const content = { ...ended.answers };
     delete content[CONFIRM.key];
@@ -272,9 +273,12 @@ export async function takeElicitationAnswers(ctx: ElicitationDeps, conversationI
     if (live.length === 0) return out;
     for (const message of await pendingMessages(tx, conversationId)) {
       const tap = tappedChoice(message.payload);
+      // A tap of another offer (an approval's button, the agent's choices) is that offer's answer.
       const e = tap
         ? live.find((each) => each.id === tap.elicitationId)
-        : live.find((each) => each.questionShown && BigInt(each.questionSeq ?? "0") < BigInt(message.seq));
+        : message.payload === null || message.payload === undefined
+          ? live.find((each) => each.questionShown && BigInt(each.questionSeq ?? "0") < BigInt(message.seq))
+          : undefined;
       if (!e) continue;
       const fields = fieldsOf(e.schema);
       const index = Math.max(
