@@ -1,10 +1,10 @@
 // A person's right to be forgotten: erasing a conversation deletes everything of the person it holds — the
-// messages (every role), the jobs with their arguments, results and progress, the turn inputs, uploads, push
-// devices, the conversation's outgoing events and the Meta webhook deliveries that carry the person's
-// messages — and keeps the conversation's row as a tombstone (when, by whom, why), with the ids of its jobs so
-// that a late result is refused (410) rather than taken for an unknown one, and one-way hashes of its messages'
-// channel ids so that Meta redelivering one of them does not bring it back. One transaction: it all goes, with
-// the `conversation.erased` event, or nothing does.
+// messages (every role), the jobs with their arguments, results and progress, the turn inputs, the MCP
+// servers' questions with their answers, uploads, push devices, the conversation's outgoing events and the
+// Meta webhook deliveries that carry the person's messages — and keeps the conversation's row as a tombstone
+// (when, by whom, why), with the ids of its jobs so that a late result is refused (410) rather than taken for
+// an unknown one, and one-way hashes of its messages' channel ids so that Meta redelivering one of them does
+// not bring it back. One transaction: it all goes, with the `conversation.erased` event, or nothing does.
 import { randomUUID } from "node:crypto";
 import type { Sql, SqlQuery } from "../db/sql.js";
 import { isWidgetChannel, type Channel } from "../delivery/channel.js";
@@ -149,6 +149,8 @@ async function erasePersonData(tx: SqlQuery, row: LockedConversation, at: Date):
   // Push sends go with their messages and devices (ON DELETE CASCADE), progress with its jobs.
   await tx.query(`DELETE FROM "Message" WHERE "conversationId" = $1::uuid`, [id]);
   await tx.query(`DELETE FROM "Job" WHERE "conversationId" = $1::uuid`, [id]);
+  // An MCP server's questions and the person's answers (src/mcp/elicitation.ts); one still asked gets `cancel`.
+  await tx.query(`DELETE FROM "Elicitation" WHERE "conversationId" = $1::uuid`, [id]);
   await tx.query(`DELETE FROM "Upload" WHERE "conversationId" = $1::uuid`, [id]);
   await tx.query(`DELETE FROM "PushDevice" WHERE "conversationId" = $1::uuid`, [id]);
   // Every event of the conversation but the erasure's own (it holds nothing of the person).

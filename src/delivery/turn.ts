@@ -24,6 +24,7 @@ import { filesOnce, givenWithTemplate } from "./reply-files.js";
 import { attachmentsOf } from "../conversations/attachments.js";
 import type { ConversationRow, TurnInputRow } from "./rows.js";
 import { settleApprovalAnswers } from "../jobs/approval.js";
+import { takeElicitationAnswers } from "../mcp/elicitation.js";
 import type { JobDeps } from "../jobs/job-deps.js";
 import { readTurnSnapshot, type TurnSnapshot } from "./turn-snapshot.js";
 import { trace } from "@opentelemetry/api";
@@ -47,6 +48,15 @@ export async function runTurn(ctx: TurnDeps, conversationId: string): Promise<vo
   const history = ctx.agent.wantsHistory ?? ctx.agent.remote;
   let snapshot = await readTurnSnapshot(ctx.sql, conversationId, { history });
   if (!snapshot) return;
+  // The person's answer to an MCP server's question (src/mcp/elicitation.ts) is the server's, not words for the
+  // agent: taken first, it starts no reply; the next question it owes is routed below with the outgoing.
+  if (
+    snapshot.inputs.some((input) => input.kind === "user_message") &&
+    (await takeElicitationAnswers(ctx, conversationId)) > 0
+  ) {
+    snapshot = await readTurnSnapshot(ctx.sql, conversationId, { history });
+    if (!snapshot) return;
+  }
   // The person's answer to an approval question (a message of theirs: a tap or a typed yes or no) is acted on
   // before the agent runs, so it sees the call started or refused beside the answer; a turn with no message of
   // the person has no answer to act on (one left by a crash is the timeout poll's).

@@ -116,6 +116,8 @@ export async function answeredApprovals(
                       WHEN lower(trim(both ' .!¡' FROM u.text)) IN ('no', 'n', '2') THEN 'no' END
           FROM "Message" u WHERE q."answeredBy" IS NULL AND u."conversationId" = q."conversationId"
             AND u.role = 'user' AND u.seq > q.seq AND u.text IS NOT NULL
+            -- An answer to an MCP server's question (src/mcp/elicitation.ts) answers nothing else.
+            AND NOT coalesce(u.data ? 'elicitationAnswer', false)
             -- A tap of another offer is that offer's answer, whatever its title says.
             AND NOT EXISTS (SELECT 1 FROM "TurnInput" p WHERE p."messageId" = u.id AND p.payload ? 'payload')
           ORDER BY u.seq LIMIT 1)) AS answer) a

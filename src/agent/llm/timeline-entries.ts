@@ -69,6 +69,25 @@ export function resultWithFiles(result: unknown, stored: unknown): unknown {
   };
 }
 
+/** Whether a message's `data` carries this key (the hub's marks on a message). */
+const dataKey = (data: unknown, key: string) =>
+  data !== null && typeof data === "object" && !Array.isArray(data) && key in data;
+
+/** What an elicitation's entry records (src/mcp/elicitation-store.ts), when it is well formed. */
+function elicitationOf(data: unknown) {
+  const told = (data ?? {}) as Record<string, unknown>;
+  if (typeof told.server !== "string" || typeof told.message !== "string" || typeof told.outcome !== "string")
+    return undefined;
+  const answers = told.answers;
+  return {
+    server: told.server,
+    message: told.message,
+    outcome: told.outcome,
+    tool: typeof told.tool === "string" ? told.tool : null,
+    answers: answers && typeof answers === "object" && !Array.isArray(answers) ? (answers as object) : undefined,
+  };
+}
+
 /**
  * A transcript entry, with the person's files still to be read (transcript-files.ts), and a result's files,
  * whose images the hub stored itself (an MCP tool's) may be shown to the model.
@@ -98,7 +117,8 @@ export async function timelineEntries(sql: SqlQuery, conversationId: string): Pr
          CASE WHEN m.role IN ('tool_result', 'progress') AND j."rerunOf" IS NOT NULL THEN
            (SELECT f."toolCallId" FROM "Job" f WHERE f.id = j."rerunOf") ELSE j."toolCallId" END AS "firstCallId"
        FROM "Message" m LEFT JOIN "Job" j ON j.id = m."jobId"
-       WHERE m."conversationId" = $1::uuid AND m.role IN ('user', 'agent', 'human', 'tool_call', 'tool_result', 'progress', 'approval')
+       WHERE m."conversationId" = $1::uuid AND m.role IN ('user', 'agent', 'human', 'tool_call', 'tool_result', 'progress', 'approval',
+         'elicitation')
        ORDER BY m.seq DESC LIMIT $2) newest
      ORDER BY seq::bigint`,
     [conversationId, MAX_ROWS],
@@ -111,6 +131,8 @@ export async function timelineEntries(sql: SqlQuery, conversationId: string): Pr
     const text = row.deleted ? "" : (row.text ?? "");
     switch (row.role) {
       case "user": {
+        // An answer to an MCP server's question is told with its question, as the elicitation's entry.
+        if (dataKey(row.data, "elicitationAnswer")) break;
         // A deleted message's files are withheld with its text.
         const files = row.deleted ? [] : storedAttachments(row.attachments);
         entries.push({ kind: "user", seq, text, ...(files.length > 0 ? { media: { messageId: row.id, files } } : {}) });
@@ -118,7 +140,8 @@ export async function timelineEntries(sql: SqlQuery, conversationId: string): Pr
       }
       case "agent":
         // The hub's own notice (the agent runtime could not answer) is not the agent's words.
-        if (!noticeOf(row.data)) entries.push({ kind: "agent", seq, text });
+        // Nor is a question the hub asked for an MCP server (its elicitation entry tells of it).
+        if (!noticeOf(row.data) && !dataKey(row.data, "elicitationFor")) entries.push({ kind: "agent", seq, text });
         break;
       case "human":
         entries.push({ kind: "human", seq, text, name: humanAgentName(row.data) ?? null });
@@ -197,6 +220,21 @@ export async function timelineEntries(sql: SqlQuery, conversationId: string): Pr
             text: `${row.text} Its result will come in a later message.`,
           });
         break;
+      case "elicitation": {
+        const told = elicitationOf(row.data);
+        if (told)
+          entries.push({
+            kind: "elicitation",
+            seq,
+            callId: row.jobId || row.toolCallId ? callIdOf(row.firstCallId ?? row.toolCallId, row.firstJobId) : null,
+            tool: row.tool ?? told.tool,
+            server: told.server,
+            asked: told.message,
+            outcome: told.outcome,
+            ...(told.answers ? { answers: told.answers } : {}),
+          });
+        break;
+      }
       case "progress":
         if (row.jobId && row.text)
           entries.push({

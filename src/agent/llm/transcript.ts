@@ -76,7 +76,21 @@ export type TranscriptEntry =
       content: unknown;
       images?: TranscriptImage[];
     }
-  | { kind: "progress"; seq: number; callId: string; tool: string; text: string };
+  | { kind: "progress"; seq: number; callId: string; tool: string; text: string }
+  /**
+   * An MCP server asked the person (elicitation) and it ended: what was asked and answered (or declined, or
+   * withdrawn). `callId`: the call that asked, when known.
+   */
+  | {
+      kind: "elicitation";
+      seq: number;
+      callId: string | null;
+      tool: string | null;
+      server: string;
+      asked: string;
+      outcome: string;
+      answers?: object;
+    };
 
 export const STATUS_TOOL = "get-tool-call-status";
 /** The built-in tool whose answers carry the hub's notices; the hub calls it for the model (built-in-tools.ts). */
@@ -304,6 +318,28 @@ function toUnits(entries: TranscriptEntry[], inlineChars: number, place: ToolIma
           type: "notice",
           key: entry.seq,
           notice: { tool_call_id: entry.callId, tool: entry.tool, status: "approved", note: entry.text },
+        });
+        break;
+      case "elicitation":
+        // The server's words and the person's answers are data: quoted in the notice, never the hub's words.
+        units.push({
+          type: "notice",
+          key: entry.seq,
+          notice: {
+            ...(entry.callId ? { tool_call_id: entry.callId } : {}),
+            ...(entry.tool ? { tool: entry.tool } : {}),
+            event: "the tool's server asked the person a question",
+            server: entry.server,
+            asked: entry.asked,
+            outcome: entry.outcome,
+            ...(entry.answers ? { answers: entry.answers } : {}),
+            note:
+              entry.outcome === "answered"
+                ? "the hub gave their answer to the server; the call goes on"
+                : entry.outcome === "declined"
+                  ? "the person declined; the server was told"
+                  : "the question was withdrawn; the server was told",
+          },
         });
         break;
       case "progress":
