@@ -303,7 +303,7 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
       database: database.kind,
       migrations_applied: database.appliedMigrations.length,
       tools: tools.size,
-      mcp_servers: mcpServers.servers.map((server) => server.name),
+      mcp_servers: mcpServers.servers.map((spec) => spec.name),
       agent: config.agent ? "http" : config.llm ? `llm (${modelLabel(config.llm)})` : "built-in composer",
       meta_accounts: config.meta.accounts.map((account) => `${account.channel}:${account.id}`),
       meta_webhooks: config.meta.appSecret ? "on" : "off (META_APP_SECRET)",

@@ -135,6 +135,47 @@ describe("MCP servers as tool sources", () => {
     }
   });
 
+  it("the server asks mid-task: the question reaches the widget as buttons, the person's tap goes back, the task finishes with it", async () => {
+    const session = await openSession(hub.url);
+    const widget = await WidgetClient.connect(hub.url, { token: session.token });
+    try {
+      const task = await call(session.conversationId, "everything_simulate-research-query", {
+        topic: "python",
+        ambiguous: true,
+      });
+      expect(task.status, JSON.stringify(task.body)).toBe(202);
+      const question = await eventually(
+        () => widget.messages.find((message) => message.buttons?.some((button) => button.title.includes("snake"))),
+        "the server's question with its options",
+        30_000,
+      );
+      expect(question.text).toContain("multiple interpretations");
+      // Titles fit every channel's button (20 characters).
+      expect(question.buttons!.map((button) => button.title)).toEqual([
+        "Python programming …",
+        "Python snake species",
+        "Monty Python comedy…",
+      ]);
+      const snake = question.buttons!.find((button) => button.title.includes("snake"))!;
+      await widget.socket.emitWithAck("send", { text: snake.title, clientId: "tap-1", payload: snake.payload });
+      const report = await eventually(
+        () => widget.messages.find((message) => message.text.includes("Research Report: python")),
+        "the report",
+        30_000,
+      );
+      // The server used the person's answer.
+      expect(report.text).toContain("Research Report: python (snake)");
+      // The timeline records what was asked and answered, for the model's next turn.
+      const [told] = await hub.hub.ctx.sql.query<{ text: string | null; data: unknown }>(
+        `SELECT text, data FROM "Message" WHERE "conversationId" = $1::uuid AND role = 'elicitation'`,
+        [session.conversationId],
+      );
+      expect(JSON.stringify(told)).toContain("snake");
+    } finally {
+      widget.close();
+    }
+  });
+
   it("a cancel reaches the server: the task is cancelled there, and a late result is never delivered", async () => {
     const conversation = await hub.conversation();
     const started = await call(conversation, "everything_simulate-research-query", { topic: "cancelled" });

@@ -17,7 +17,6 @@ import {
   McpError,
   ToolListChangedNotificationSchema,
   type CallToolResult,
-  type ElicitResult,
   type Tool as ListedTool,
 } from "@modelcontextprotocol/sdk/types.js";
 import { randomUUID } from "node:crypto";
@@ -44,6 +43,12 @@ import type { McpCalls, McpStart } from "./mcp-calls.js";
 import type { PersonIdentity } from "../conversations/person-identity.js";
 import { describeMcpError, progressText } from "./mcp-outcome.js";
 import { resultOfMcp, type McpResultDeps } from "./mcp-result.js";
+import {
+  askPerson,
+  cancelAbandonedElicitations,
+  cancelOwnedElicitations,
+  type ElicitationDeps,
+} from "./elicitation.js";
 import { connectProblem } from "./connect-problem.js";
 import { formatProblem } from "../tools/load-tools.js";
 
@@ -51,6 +56,7 @@ import { formatProblem } from "../tools/load-tools.js";
 export const LEASE_MS = 15_000;
 const POLL_EVERY_MS = 1_000;
 const CLAIM_BATCH = 20;
+const ABANDONED_EVERY = 30;
 const DEFAULT_TASK_POLL_MS = 2_000;
 const MIN_TASK_POLL_MS = 500;
 const MAX_TASK_POLL_MS = 30_000;
@@ -58,17 +64,7 @@ const CONNECT_TIMEOUT_MS = 10_000;
 const RECONNECT_MS = [1_000, 2_000, 5_000, 10_000, 30_000];
 
 /** What the runtime needs of the hub: what a callback's commit does, and where a result's files go. */
-export type McpRuntimeDeps = CallbackDeps & McpResultDeps;
-
-/** An elicitation to put to the person (src/mcp/elicitation.ts answers it). */
-export type AskPerson = (request: {
-  conversationId: string;
-  jobId: string;
-  server: string;
-  message: string;
-  requestedSchema: unknown;
-  signal: AbortSignal;
-}) => Promise<ElicitResult>;
+export type McpRuntimeDeps = CallbackDeps & McpResultDeps & ElicitationDeps;
 
 export interface McpRuntimeOptions {
   servers: McpServerSpec[];
@@ -79,7 +75,6 @@ export interface McpRuntimeOptions {
   toolsOf: (spec: McpServerSpec, listed: ListedTool[]) => Tool[];
   /** Called when a server's tools are known (or change): the registry merges them. */
   onTools: (server: string, tools: Tool[]) => void;
-  askPerson?: AskPerson | undefined;
 }
 
 interface ServerState {
@@ -101,6 +96,8 @@ interface Held {
   abort: AbortController;
   /** A task's id, when what is held is its result stream (a task waiting for the person's input). */
   taskId?: string;
+  /** The server asked the person: a plain call holding the agent's turn lets it go (the turn sends the question). */
+  asked?: () => void;
 }
 
 export class McpRuntime implements McpCalls {
@@ -111,6 +108,7 @@ export class McpRuntime implements McpCalls {
   #timer: NodeJS.Timeout | undefined;
   #polling: Promise<unknown> | undefined;
   #stopped = false;
+  #polls = 0;
 
   constructor(options: McpRuntimeOptions) {
     this.#options = options;
@@ -243,21 +241,21 @@ export class McpRuntime implements McpCalls {
         : related
           ? [...this.#held.values()].find((each) => each.taskId === related)
           : this.#onlyHeldCall(state.spec.name);
-      if (!held || !this.#options.askPerson || params.mode === "url" || !("requestedSchema" in params)) {
+      if (!held) {
         this.#ctx.log.info(
-          { mcp_server: state.spec.name, job_id: held?.jobId },
-          "MCP server asked a question the hub cannot put to a person: declined",
+          { mcp_server: state.spec.name },
+          "MCP server asked a question the hub cannot tie to one call: declined",
         );
         return { action: "decline" };
       }
-      const signal = AbortSignal.any([held.abort.signal, extra.signal]);
-      return this.#options.askPerson({
+      return askPerson(this.#ctx, {
+        ...params,
         conversationId: held.conversationId,
         jobId: held.jobId,
         server: state.spec.name,
-        message: params.message,
-        requestedSchema: params.requestedSchema,
-        signal,
+        owner: this.processId,
+        signal: AbortSignal.any([held.abort.signal, extra.signal]),
+        onAsked: () => held.asked?.(),
       });
     });
   }
@@ -320,8 +318,8 @@ export class McpRuntime implements McpCalls {
           { task: { ttl: tool.async?.timeoutMs }, timeout: ctx.config.toolStartTimeoutMs },
         );
         const pollMs = clampPoll(created.task.pollInterval);
-        const state: McpJobState = { ...base, taskId: created.task.taskId, pollMs };
-        const recorded = await recordMcpCall(ctx.sql, job.id, state, pollMs);
+        const task: McpJobState = { ...base, taskId: created.task.taskId, pollMs };
+        const recorded = await recordMcpCall(ctx.sql, job.id, task, pollMs);
         if (http) await opened.close().catch(() => undefined);
         if (!recorded) return { kind: "failed", reason: "the job ended as it started" };
         return { kind: "running", message: created.task.statusMessage ?? null };
@@ -376,7 +374,11 @@ export class McpRuntime implements McpCalls {
     let budget: NodeJS.Timeout | undefined;
     const first = await Promise.race([
       call,
-      new Promise<"late">((resolve) => (budget = setTimeout(() => resolve("late"), source.syncBudgetMs))),
+      new Promise<"late">((resolve) => {
+        budget = setTimeout(() => resolve("late"), source.syncBudgetMs);
+        // A question to the person is sent by the conversation's turn: the call cannot hold it meanwhile.
+        held.asked = () => resolve("late");
+      }),
     ]);
     clearTimeout(budget);
     if (first !== "late") {
@@ -477,6 +479,8 @@ export class McpRuntime implements McpCalls {
           this.#held.delete(jobId);
         }
     }
+    // Questions whose process stopped waiting for them (it died) can never be answered back: withdrawn.
+    if (++this.#polls % ABANDONED_EVERY === 0) await cancelAbandonedElicitations(ctx);
     const due = await claimDue(ctx.sql, CLAIM_BATCH, LEASE_MS);
     await Promise.all(due.map((job) => this.#look(job)));
   }
@@ -627,6 +631,7 @@ export class McpRuntime implements McpCalls {
     // What this process held is looked at by another process (or this one, restarted) at once, not when
     // its lease would have run out.
     await releaseLeases(this.#ctx.sql, [...this.#held.keys()]).catch(() => undefined);
+    await cancelOwnedElicitations(this.#ctx, this.processId).catch(() => undefined);
     this.#held.clear();
     for (const state of this.#servers.values()) {
       clearTimeout(state.retry);
