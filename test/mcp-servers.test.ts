@@ -176,6 +176,26 @@ describe("MCP servers as tool sources", () => {
     }
   });
 
+  it("a plain call that asks the person becomes a job; the person's refusal goes back as a decline", async () => {
+    const session = await openSession(hub.url);
+    const widget = await WidgetClient.connect(hub.url, { token: session.token });
+    try {
+      const asking = await call(session.conversationId, "local_trigger-elicitation-request", {});
+      // The question is sent by the conversation's turn: the call lets the turn go at once.
+      expect(asking.status, JSON.stringify(asking.body)).toBe(202);
+      await eventually(() => widget.messages.find((message) => /legal name/i.test(message.text)), "the first question");
+      await widget.send("cancel", "c-cancel");
+      const told = await eventually(
+        () => widget.messages.find((message) => message.text.includes("declined")),
+        "the server's answer to the refusal",
+      );
+      expect(told.text).toContain('"action": "decline"');
+      expect((await job(asking.body.job.id)).status).toBe("succeeded");
+    } finally {
+      widget.close();
+    }
+  });
+
   it("a cancel reaches the server: the task is cancelled there, and a late result is never delivered", async () => {
     const conversation = await hub.conversation();
     const started = await call(conversation, "everything_simulate-research-query", { topic: "cancelled" });
