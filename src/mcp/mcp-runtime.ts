@@ -86,7 +86,6 @@ interface ServerState {
   generation: number;
   down: string | undefined;
   retry: NodeJS.Timeout | undefined;
-  tasks: boolean;
 }
 
 interface Held {
@@ -120,7 +119,6 @@ export class McpRuntime implements McpCalls {
         generation: 0,
         down: undefined,
         retry: undefined,
-        tasks: false,
       });
   }
 
@@ -214,7 +212,6 @@ export class McpRuntime implements McpCalls {
         state.shared = opened;
         state.down = undefined;
         state.generation += 1;
-        state.tasks = opened.client.getServerCapabilities()?.tasks?.requests?.tools?.call !== undefined;
         const generation = state.generation;
         opened.client.onclose = () => {
           if (state.shared !== opened) return;
