@@ -48,7 +48,6 @@ import { toolEnvHas } from "./tools/tool-env.js";
 import { toolReloader } from "./tools/tool-reload.js";
 import { loadMcpServers } from "./mcp/load-mcp-servers.js";
 import { mcpRegistry } from "./mcp/mcp-registry.js";
-import { McpRuntime } from "./mcp/mcp-runtime.js";
 import { mcpToolsOf } from "./mcp/mcp-tools.js";
 import { relayToolReloads } from "./tools/tool-reload-relay.js";
 
@@ -232,9 +231,10 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
     env: (name) => env[name] ?? (name === "HUB_URL" ? publicUrl : name === "DEMO_BACKEND_KEY" ? demoKey : undefined),
     publicUrl: () => publicUrl,
     now,
+    // The MCP SDK is loaded only by a hub that declares servers.
     mcp:
       mcpServers.servers.length > 0
-        ? new McpRuntime({
+        ? new (await import("./mcp/mcp-runtime.js")).McpRuntime({
             servers: mcpServers.servers,
             env: (name) => ctx.env(name),
             ctx: () => ctx,

@@ -22,6 +22,8 @@ export interface TurnSnapshot {
   inputs: (TurnInputRow & { jobStatus: string | null })[];
   runningJobs: { id: string; tool: string; toolCallId: string | null; createdAt: Date; lastProgress: string | null }[];
   history: Pick<MessageRow, "id" | "role" | "text" | "data" | "toolCallId" | "createdAt">[] | undefined;
+  /** An MCP server's question waits for the person's answer (src/mcp/elicitation.ts). */
+  asking: boolean;
 }
 
 type Json = Record<string, unknown>;
@@ -32,6 +34,7 @@ type SnapshotRow = {
   inputs: Json[];
   running: Json[];
   history: Json[] | null;
+  asking: boolean;
 };
 
 /**
@@ -59,7 +62,8 @@ const readSnapshots = batchedPerStore<SqlQuery, { conversationId: string; histor
        CASE WHEN q.history = 'always' OR (q.history = 'person' AND EXISTS (SELECT 1 FROM "TurnInput" u
           WHERE u."conversationId" = q.id AND u.state = 'pending' AND u.kind = 'user_message')) THEN (SELECT coalesce(json_agg(h ORDER BY h.seq), '[]') FROM (
           SELECT id, seq, role, text, data, "toolCallId", "createdAt" FROM "Message"
-          WHERE "conversationId" = q.id AND "deletedAt" IS NULL ORDER BY seq DESC LIMIT $3) h) END AS history
+          WHERE "conversationId" = q.id AND "deletedAt" IS NULL ORDER BY seq DESC LIMIT $3) h) END AS history,
+       EXISTS (SELECT 1 FROM "Elicitation" e WHERE e."conversationId" = q.id AND e.state = 'asking') AS asking
      FROM unnest($1::uuid[], $2::text[]) WITH ORDINALITY AS q(id, history, n) ORDER BY q.n`,
       [
         asked.map((each) => each.conversationId),
@@ -88,6 +92,7 @@ export async function readTurnSnapshot(
       createdAt: new Date(`${String(job.createdAt)}Z`),
       lastProgress: (job.lastProgress as string | null) ?? null,
     })),
+    asking: row.asking === true,
     history: row.history?.map((entry) => {
       const message = messageFromJson(entry);
       return {

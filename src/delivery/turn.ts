@@ -24,7 +24,6 @@ import { filesOnce, givenWithTemplate } from "./reply-files.js";
 import { attachmentsOf } from "../conversations/attachments.js";
 import type { ConversationRow, TurnInputRow } from "./rows.js";
 import { settleApprovalAnswers } from "../jobs/approval.js";
-import { takeElicitationAnswers } from "../mcp/elicitation.js";
 import type { JobDeps } from "../jobs/job-deps.js";
 import { readTurnSnapshot, type TurnSnapshot } from "./turn-snapshot.js";
 import { trace } from "@opentelemetry/api";
@@ -51,8 +50,9 @@ export async function runTurn(ctx: TurnDeps, conversationId: string): Promise<vo
   // The person's answer to an MCP server's question (src/mcp/elicitation.ts) is the server's, not words for the
   // agent: taken first, it starts no reply; the next question it owes is routed below with the outgoing.
   if (
+    snapshot.asking &&
     snapshot.inputs.some((input) => input.kind === "user_message") &&
-    (await takeElicitationAnswers(ctx, conversationId)) > 0
+    (await (await import("../mcp/elicitation.js")).takeElicitationAnswers(ctx, conversationId)) > 0
   ) {
     snapshot = await readTurnSnapshot(ctx.sql, conversationId, { history });
     if (!snapshot) return;

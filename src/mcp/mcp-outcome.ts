@@ -1,6 +1,6 @@
 // Words for what an MCP server answered: a tool result as the hub's result (message and data), progress as a
 // line, an error as a reason the model and the log can read (never a stack).
-import { McpError, type CallToolResult, type Progress } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, Progress } from "@modelcontextprotocol/sdk/types.js";
 import { plainText } from "../data-text.js";
 
 /** The most of a result's text given as its message (as a callback's `message`). */
@@ -43,7 +43,8 @@ export function progressText(progress: Progress): string {
 
 /** Why a connection or call failed, in a line: an MCP error's message, a system error's code. */
 export function describeMcpError(error: unknown): string {
-  if (error instanceof McpError) return plainText(error.message).slice(0, 300);
+  // By name: the SDK's error class is not loaded where only results are read (the start of every call).
+  if (error instanceof Error && error.name === "McpError") return plainText(error.message).slice(0, 300);
   const err = error as { code?: unknown; message?: unknown; cause?: { code?: unknown; message?: unknown } };
   const code = err.cause?.code ?? err.code;
   const message = String(err.cause?.message ?? err.message ?? error);
