@@ -21,7 +21,6 @@ import { approvalQuestion } from "./approval-question.js";
 import { inSpan } from "../tracing/spans.js";
 import { toolResultOf } from "../mcp/mcp-outcome.js";
 import type { JobRow } from "./job-row.js";
-import type { Logger } from "../logger.js";
 import { activeTraceParent } from "../tracing/job-trace.js";
 
 export interface ToolCallInput {
@@ -140,17 +139,12 @@ async function startCall(ctx: JobDeps, conversationId: string, input: ToolCallIn
     return { status: 202, job: jobView(job), message: null };
   }
 
-  if (tool.mcp) return startMcpCall(ctx, job, tool, input.arguments, person, log, count);
-  const request = renderToolRequest(tool, input.arguments, ctx.env, { jobId: job.id, person });
-  const answer = await callBackend(
-    request,
-    { "X-Vatio-Job-Id": job.id, "X-Vatio-Callback-Url": callbackUrl(ctx, job) },
-    ctx.config.toolStartTimeoutMs,
-  );
-  if (answer.ok && answer.status === 202) {
-    const message = messageOf(answer.body);
-    await recordAccepted(ctx.sql, job.id, message, ctx.now());
-    log.info("job accepted by the backend");
+  const call = tool.mcp
+    ? await startMcp(ctx, job, tool, input.arguments, person)
+    : await startBackend(ctx, job, tool, input.arguments, person);
+  if (call.kind === "running") {
+    await recordAccepted(ctx.sql, job.id, call.message, ctx.now());
+    log.info(tool.mcp ? "MCP call runs as a job" : "job accepted by the backend");
     await afterCommit(ctx, {
       changes: [
         {
@@ -160,11 +154,13 @@ async function startCall(ctx: JobDeps, conversationId: string, input: ToolCallIn
         },
       ],
     });
+    // An MCP call's outcome is committed only after this: the job's changes come in order.
+    call.accepted?.();
     count("accepted");
-    return { status: 202, job: jobView({ ...job, acceptMessage: message }), message };
+    return { status: 202, job: jobView({ ...job, acceptMessage: call.message }), message: call.message };
   }
-  if (answer.ok && answer.status === 200) {
-    const result = mapResponse(tool.respond, answer.body);
+  if (call.kind === "result") {
+    const { result } = call;
     await finishImmediately(ctx.sql, {
       jobId: job.id,
       status: "succeeded",
@@ -173,11 +169,11 @@ async function startCall(ctx: JobDeps, conversationId: string, input: ToolCallIn
       text: result.message ?? null,
       at: ctx.now(),
     });
-    log.info("backend answered at once; no job");
+    log.info(tool.mcp ? "MCP call answered at once; no job" : "backend answered at once; no job");
     count("immediate");
     return { status: 200, result };
   }
-  const reason = failureReason(answer);
+  const { reason } = call;
   await finishImmediately(ctx.sql, {
     jobId: job.id,
     status: "failed",
@@ -186,69 +182,53 @@ async function startCall(ctx: JobDeps, conversationId: string, input: ToolCallIn
     text: reason,
     at: ctx.now(),
   });
-  log.warn({ reason }, "backend refused the job");
+  log.warn({ reason }, tool.mcp ? "MCP call failed" : "backend refused the job");
   count("backend_failed");
   throw new HubError(502, "backend_failed", reason);
+}
+
+/** How a job's start call went, whichever way its tool is reached. */
+type Started =
+  | { kind: "running"; message: string | null; accepted?: (() => void) | undefined }
+  | { kind: "result"; result: ToolResult }
+  | { kind: "failed"; reason: string };
+
+/** A tool file's backend: 202 is a job, 200 the result at once, anything else a failure. */
+async function startBackend(
+  ctx: JobDeps,
+  job: JobRow,
+  tool: Tool,
+  args: Record<string, unknown>,
+  person: PersonIdentity | undefined,
+): Promise<Started> {
+  const answer = await callBackend(
+    renderToolRequest(tool, args, ctx.env, { jobId: job.id, person }),
+    { "X-Vatio-Job-Id": job.id, "X-Vatio-Callback-Url": callbackUrl(ctx, job) },
+    ctx.config.toolStartTimeoutMs,
+  );
+  if (answer.ok && answer.status === 202) return { kind: "running", message: messageOf(answer.body) };
+  if (answer.ok && answer.status === 200) return { kind: "result", result: mapResponse(tool.respond, answer.body) };
+  return { kind: "failed", reason: failureReason(answer) };
 }
 
 /**
  * An MCP server's tool (src/mcp/): its answer within the sync budget is the result at once (no job); a task,
  * or a call still running past the budget, is a job whose outcome is committed as a callback's would be.
  */
-async function startMcpCall(
+async function startMcp(
   ctx: JobDeps,
   job: JobRow,
   tool: Tool,
   args: Record<string, unknown>,
   person: PersonIdentity | undefined,
-  log: Logger,
-  count: (outcome: string) => void,
-): Promise<ToolCallOutcome> {
-  const started = ctx.mcp
-    ? await ctx.mcp.startCall(job, tool, args, person)
-    : { kind: "failed" as const, reason: "MCP servers are not running in this process" };
-  if (started.kind === "running") {
-    await recordAccepted(ctx.sql, job.id, started.message, ctx.now());
-    log.info({ mcp_server: tool.mcp!.server }, "MCP call runs as a job");
-    await afterCommit(ctx, {
-      changes: [
-        {
-          type: "job",
-          conversationId: job.conversationId,
-          job: { id: job.id, tool: tool.name, status: "running", at: job.createdAt },
-        },
-      ],
-    });
-    started.accepted?.();
-    count("accepted");
-    return { status: 202, job: jobView({ ...job, acceptMessage: started.message }), message: started.message };
-  }
-  const outcome = started.kind === "result" ? toolResultOf(started.result) : undefined;
-  if (outcome?.ok) {
-    const result = { message: outcome.message, data: outcome.data };
-    await finishImmediately(ctx.sql, {
-      jobId: job.id,
-      status: "succeeded",
-      result,
-      error: null,
-      text: result.message ?? null,
-      at: ctx.now(),
-    });
-    count("immediate");
-    return { status: 200, result };
-  }
-  const reason = outcome ? outcome.message : (started as { reason: string }).reason;
-  await finishImmediately(ctx.sql, {
-    jobId: job.id,
-    status: "failed",
-    result: null,
-    error: reason,
-    text: reason,
-    at: ctx.now(),
-  });
-  log.warn({ reason, mcp_server: tool.mcp!.server }, "MCP call failed");
-  count("backend_failed");
-  throw new HubError(502, "backend_failed", reason);
+): Promise<Started> {
+  if (!ctx.mcp) return { kind: "failed", reason: "MCP servers are not running in this process" };
+  const started = await ctx.mcp.startCall(job, tool, args, person);
+  if (started.kind !== "result") return started;
+  const outcome = toolResultOf(started.result);
+  return outcome.ok
+    ? { kind: "result", result: { message: outcome.message, data: outcome.data } }
+    : { kind: "failed", reason: outcome.message };
 }
 
 /** A synchronous tool: its backend's answer is the result at once. */

@@ -5,7 +5,7 @@ import type { Tool as ListedTool } from "@modelcontextprotocol/sdk/types.js";
 import { Ajv, type ValidateFunction } from "ajv";
 import addFormatsModule from "ajv-formats";
 import { DEFAULT_TIMEOUT_MS } from "../tools/duration.js";
-import type { ToolProblem } from "../tools/load-tools.js";
+import { argumentChecker, type ToolProblem } from "../tools/load-tools.js";
 import { versionOf } from "../tools/tool-definition.js";
 import type { Tool } from "../tools/tool-file.js";
 import type { McpServerSpec } from "./mcp-server-file.js";
@@ -136,16 +136,7 @@ function toolOf(
     tool: {
       ...definition,
       version: versionOf(definition),
-      validateArguments(args) {
-        if (check(args)) return [];
-        return (check.errors ?? []).map((error) => ({
-          path:
-            error.instancePath.replace(/^\//, "").replace(/\//g, ".") ||
-            (error.params as { missingProperty?: string }).missingProperty ||
-            "",
-          message: error.message ?? "is invalid",
-        }));
-      },
+      validateArguments: argumentChecker(check),
     },
   };
 }

@@ -182,16 +182,21 @@ export function parseToolFile(
     tool: {
       ...definition,
       version: versionOf(definition),
-      validateArguments(args) {
-        if (check(args)) return [];
-        return (check.errors ?? []).map((error) => ({
-          path:
-            error.instancePath.replace(/^\//, "").replace(/\//g, ".") ||
-            (error.params as { missingProperty?: string }).missingProperty ||
-            "",
-          message: error.message ?? "is invalid",
-        }));
-      },
+      validateArguments: argumentChecker(check),
     },
+  };
+}
+
+/** A compiled schema as a tool's `validateArguments`: each problem as the argument's path and what is wrong. */
+export function argumentChecker(check: ValidateFunction): Tool["validateArguments"] {
+  return (args) => {
+    if (check(args)) return [];
+    return (check.errors ?? []).map((error) => ({
+      path:
+        error.instancePath.replace(/^\//, "").replace(/\//g, ".") ||
+        (error.params as { missingProperty?: string }).missingProperty ||
+        "",
+      message: error.message ?? "is invalid",
+    }));
   };
 }
