@@ -8,6 +8,7 @@ import { DEMO_TOOL, startDemo } from "./agent/demo-agent.js";
 import { httpAgent } from "./agent/http-agent.js";
 import { llmAgent } from "./agent/llm/llm-agent.js";
 import { modelLabel } from "./agent/llm/model-choice.js";
+import { disabledChannel } from "./channels/disabled-channel.js";
 import { metaChannels } from "./channels/meta/meta-channels.js";
 import { startWebhookWorker } from "./channels/meta/meta-webhooks.js";
 import { widgetChannel } from "./channels/widget/widget-channel.js";
@@ -222,7 +223,16 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
               ? (conversationId, args) => startDemo(ctx, conversationId, args)
               : undefined,
           }),
-    channels: { web: widget, ios: widget, android: widget, flutter: widget, ...metaChannels(config, queues) },
+    channels: {
+      web: widget,
+      ios: widget,
+      android: widget,
+      flutter: widget,
+      ...metaChannels(config, queues),
+      telegram: disabledChannel,
+      sms: disabledChannel,
+      email: disabledChannel,
+    },
     limits: visitorLimits(queues.redis, queues.prefix, config.limits),
     keyFailures: keyFailures(queues.redis, queues.prefix, config.limits.authFailuresPerMinute),
     push: createPush(config.push, database.sql, queues.pushes, now),

@@ -178,6 +178,43 @@ const rows: [string, Partial<RouteConversation>, RouteItem, { action: string; re
     agent,
     { action: "fail", reason: "channel_off" },
   ],
+  [
+    "Telegram: no window, a result months later is sent",
+    { channel: "telegram", lastInboundAt: hoursAgo(2000) },
+    agent,
+    { action: "send", reason: "no_window" },
+  ],
+  ["SMS, never wrote: sent (no template needed)", { channel: "sms" }, agent, { action: "send", reason: "no_window" }],
+  [
+    "e-mail: a human's reply days later",
+    { channel: "email", control: "human", lastInboundAt: hoursAgo(200) },
+    human,
+    { action: "send", reason: "no_window" },
+  ],
+  [
+    "human control, Telegram: held",
+    { channel: "telegram", control: "human", lastInboundAt: hoursAgo(1) },
+    agent,
+    { action: "hold", reason: "human_control" },
+  ],
+  [
+    "Telegram: the person blocked the bot",
+    { channel: "telegram", lastInboundAt: hoursAgo(1), unreachable: true },
+    agent,
+    { action: "fail", reason: "unreachable" },
+  ],
+  [
+    "SMS: the person sent STOP (a human's reply too)",
+    { channel: "sms", control: "human", lastInboundAt: hoursAgo(1), unreachable: true },
+    human,
+    { action: "fail", reason: "unreachable" },
+  ],
+  [
+    "SMS not configured on this hub",
+    { channel: "sms", channelEnabled: false },
+    agent,
+    { action: "fail", reason: "channel_off" },
+  ],
 ];
 
 describe("route(conversation, item, now)", () => {

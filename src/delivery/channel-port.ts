@@ -38,6 +38,12 @@ export interface ChannelAdapter {
     message: SendMessage,
     options?: { humanAgentTag?: boolean },
   ): Promise<SendOutcome>;
+  /**
+   * Shown while a turn composes a reply to a person who just wrote (WhatsApp's typing indicator on their
+   * message, Telegram's chat action); best effort, never delays or fails the turn. `replyTo`: the channel's
+   * id of their latest message, when it has one.
+   */
+  showTyping?(conversation: SendConversation, replyTo: string | null): Promise<void>;
   /** Channels with templates (WhatsApp) send one to bring the person back. */
   sendTemplate?(conversation: SendConversation, template: TemplateMessage): Promise<TemplateOutcome>;
 }

@@ -56,6 +56,7 @@ export function routeConversation(
     windowClosedAt: conversation.windowClosedAt,
     channelEnabled: ctx.channels[conversation.channel]?.enabled ?? false,
     templateAvailable,
+    unreachable: conversation.unreachableAt != null,
   };
 }
 

@@ -1,7 +1,7 @@
 // The routing core: for one item and one conversation, at the moment of sending, what to do and why.
 // Pure: no database, no clock of its own (docs/architecture.md, Delivery).
 import { WINDOW_MS } from "./window.js";
-import { WIDGET_CHANNELS, type Channel } from "./channel.js";
+import { WIDGET_CHANNELS, isWindowlessChannel, type Channel } from "./channel.js";
 import type { DecisionOf } from "./statuses.js";
 
 /** Instagram and Messenger let a human agent answer up to 7 days after the person's last message (HUMAN_AGENT tag). */
@@ -20,6 +20,11 @@ export interface RouteConversation {
   channelEnabled: boolean;
   /** WhatsApp: whether a template is known for this item (the tool's or the hub-wide default). */
   templateAvailable: boolean;
+  /**
+   * The channel said the person cannot be written to (a Telegram bot they blocked, an SMS number that sent
+   * STOP) and they have not come back since: nothing more is sent.
+   */
+  unreachable?: boolean;
 }
 
 export interface RouteItem {
@@ -30,7 +35,7 @@ export interface RouteItem {
 export type Route =
   | { action: "hold"; decision: DecisionOf<"held">; reason: "human_control" }
   | { action: "push"; reason: "widget" }
-  | { action: "send"; decision: DecisionOf<"sent">; reason: "window_open" | "human_agent_tag" }
+  | { action: "send"; decision: DecisionOf<"sent">; reason: "window_open" | "human_agent_tag" | "no_window" }
   | { action: "template"; decision: DecisionOf<"template">; reason: "window_closed" }
   | {
       action: "await_reply";
@@ -41,7 +46,7 @@ export type Route =
         | "window_closed_instagram"
         | "window_closed_messenger";
     }
-  | { action: "fail"; decision: DecisionOf<"failed">; reason: "channel_off" | "window_closed" };
+  | { action: "fail"; decision: DecisionOf<"failed">; reason: "channel_off" | "window_closed" | "unreachable" };
 
 export function route(conversation: RouteConversation, item: RouteItem, now: Date): Route {
   const widget = (WIDGET_CHANNELS as readonly string[]).includes(conversation.channel);
@@ -50,6 +55,8 @@ export function route(conversation: RouteConversation, item: RouteItem, now: Dat
   }
   if (widget) return { action: "push", reason: "widget" };
   if (!conversation.channelEnabled) return { action: "fail", decision: "failed", reason: "channel_off" };
+  if (conversation.unreachable) return { action: "fail", decision: "failed", reason: "unreachable" };
+  if (isWindowlessChannel(conversation.channel)) return { action: "send", decision: "sent", reason: "no_window" };
 
   const sinceInbound = conversation.lastInboundAt ? now.getTime() - conversation.lastInboundAt.getTime() : Infinity;
   const metaClosed =

@@ -25,6 +25,9 @@ export interface ConversationRow {
   lastInboundAt: Date | null;
   templateSentAt: Date | null;
   windowClosedAt: Date | null;
+  /** The channel said the person cannot be written to (blocked bot, SMS STOP) and why; cleared when they return. */
+  unreachableAt?: Date | null;
+  unreachableReason?: string | null;
   /** Closed by the agent or a human; reopened (null) when the person writes again. */
   closedAt: Date | null;
   /** The agent asked for a person (hand-off-to-human): when, and its reason; cleared by a hand-back. */
@@ -92,6 +95,7 @@ const CONVERSATION_DATES = [
   "lastInboundAt",
   "templateSentAt",
   "windowClosedAt",
+  "unreachableAt",
   "handoffAt",
   "closedAt",
   "erasedAt",

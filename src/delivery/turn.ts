@@ -101,6 +101,7 @@ export async function runTurn(ctx: TurnDeps, conversationId: string): Promise<vo
   // A remote agent runtime takes long enough for the person to see that a reply is coming. The indicator
   // stays until the reply has been handed to the channel, so it never goes before the reply comes.
   if (ctx.agent.remote) typing(ctx, conversationId, true);
+  showTypingOnChannel(ctx, conversation, inputs);
   try {
     let reply: TurnReply;
     try {
@@ -157,6 +158,24 @@ export async function runTurn(ctx: TurnDeps, conversationId: string): Promise<vo
 /** The person's client shows (or stops showing) that a reply is coming. */
 const typing = (ctx: Pick<TurnDeps, "changes">, conversationId: string, on: boolean) =>
   publish(ctx.changes, [{ type: "typing", conversationId, typing: on }]);
+
+/** A channel's own indicator (ChannelAdapter.showTyping), for a turn that answers something the person wrote. */
+function showTypingOnChannel(ctx: TurnDeps, conversation: ConversationRow, inputs: TurnInputRow[]): void {
+  const channel = ctx.channels[conversation.channel];
+  const latest = inputs.filter((input) => input.kind === "user_message").at(-1);
+  if (!channel?.showTyping || !latest || conversation.control === "human") return;
+  const show = channel.showTyping.bind(channel);
+  void (async () => {
+    const [row] = latest.messageId
+      ? await ctx.sql.query<{ externalId: string | null }>(`SELECT "externalId" FROM "Message" WHERE id = $1`, [
+          latest.messageId,
+        ])
+      : [];
+    await show(conversation, row?.externalId ?? null);
+  })().catch((error: unknown) =>
+    ctx.warnRepeated(`typing:${errorKey(error)}`, { err: error, conversation_id: conversation.id }, "typing not shown"),
+  );
+}
 
 /** Best effort: a notice that cannot be written now is tried again by the turn's next attempt. */
 async function tellAgentUnavailable(

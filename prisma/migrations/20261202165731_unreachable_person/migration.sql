@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "Conversation" ADD COLUMN     "unreachableAt" TIMESTAMP(3),
+ADD COLUMN     "unreachableReason" TEXT;
