@@ -28,6 +28,8 @@ describe("Telegram", () => {
         DEMO: "true",
         // Progress after a third of it, the result at the end: time to take over in between.
         DEMO_DELAY_MS: "3000",
+        // A failed turn is tried again soon: only Telegram's retry_after can make the hub wait longer.
+        TURN_RETRY_BASE_MS: "200",
         TELEGRAM_BOT_TOKEN: FAKE_BOT_TOKEN,
         TELEGRAM_WEBHOOK_SECRET: SECRET,
         TELEGRAM_API_URL: telegram.url,

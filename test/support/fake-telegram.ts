@@ -82,6 +82,7 @@ export class FakeTelegram {
   private readonly knownChats = new Map<number, TelegramPerson>();
   private readonly blocked = new Set<number>();
   private readonly floodUntil = new Map<number, number>();
+  private readonly floodArmed = new Map<number, number>();
   private readonly lastSend = new Map<number, number>();
   private readonly botSends: number[] = [];
   private readonly nextMessageId = new Map<number, number>();
@@ -135,9 +136,12 @@ export class FakeTelegram {
     this.blocked.delete(chatId);
   }
 
-  /** Flood control for one chat: every message to it is refused with 429 for `seconds`. */
+  /**
+   * Flood control for one chat: the next message to it starts a wait of `seconds`, during which every message
+   * to it is refused with 429 and the seconds left as retry_after.
+   */
   floodWait(chatId: number, seconds: number): void {
-    this.floodUntil.set(chatId, Date.now() + seconds * 1000);
+    this.floodArmed.set(chatId, seconds);
   }
 
   /** A file the person sends: kept for getFile and downloads; its file_id. */
@@ -254,6 +258,11 @@ export class FakeTelegram {
 
   /** Telegram's flood control: one message a second to a chat, 30 a second from the bot. */
   private pace(chatId: number, at: number): void {
+    const armed = this.floodArmed.get(chatId);
+    if (armed !== undefined) {
+      this.floodArmed.delete(chatId);
+      this.floodUntil.set(chatId, at + armed * 1000);
+    }
     const until = this.floodUntil.get(chatId) ?? 0;
     if (at < until) {
       const wait = Math.ceil((until - at) / 1000);
