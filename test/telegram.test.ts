@@ -152,8 +152,10 @@ describe("Telegram", () => {
     const mine = (listed.body.messages as { role: string; text: string; attachments?: { url: string }[] }[]).filter(
       (message) => message.role === "user",
     );
-    expect(mine.map((message) => message.text)).toEqual(["[photo] my prescription", "[document: referral.pdf]"]);
-    const [photoUrl, pdfUrl] = mine.map((message) => message.attachments![0]!.url);
+    // Two updates, processed side by side: in either order.
+    expect(mine.map((message) => message.text).sort()).toEqual(["[document: referral.pdf]", "[photo] my prescription"]);
+    const urlOf = (text: string) => mine.find((message) => message.text === text)!.attachments![0]!.url;
+    const [photoUrl, pdfUrl] = [urlOf("[photo] my prescription"), urlOf("[document: referral.pdf]")];
     expect(photoUrl).toMatch(new RegExp(`^${hub.url}/media/`));
     const fetched = await fetch(photoUrl!);
     expect(fetched.headers.get("content-type")).toMatch(/^image\/jpeg/);
