@@ -12,6 +12,7 @@ import { disabledChannel } from "./channels/disabled-channel.js";
 import { metaChannels } from "./channels/meta/meta-channels.js";
 import { startWebhookWorker } from "./channels/meta/meta-webhooks.js";
 import { widgetChannel } from "./channels/widget/widget-channel.js";
+import { setWebhookAtStart, telegramAdapter, telegramBanner } from "./channels/telegram/telegram-start.js";
 import { visitorLimits } from "./channels/widget/visitor-limits.js";
 import { keyFailures } from "./server/key-failures.js";
 import { toolEnvironment, type Config } from "./config.js";
@@ -229,7 +230,9 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
       android: widget,
       flutter: widget,
       ...metaChannels(config, queues),
-      telegram: disabledChannel,
+      telegram: config.telegram
+        ? telegramAdapter(config.telegram, { queues, sql: database.sql, metrics, now })
+        : disabledChannel,
       sms: disabledChannel,
       email: disabledChannel,
     },
@@ -305,6 +308,7 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
       eventSender = startEventSender({ ...ctx, events: config.events, sql: database.eventsSql });
   }
   ctx.mcp?.start();
+  if (config.telegram && config.role !== "worker") setWebhookAtStart(config.telegram, log);
   // Each process watches its tool folder: a change is reloaded here, whichever process saw it first.
   if (config.toolsWatch) reloader.watch();
   log.info(
@@ -317,6 +321,7 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
       agent: config.agent ? "http" : config.llm ? `llm (${modelLabel(config.llm)})` : "built-in composer",
       meta_accounts: config.meta.accounts.map((account) => `${account.channel}:${account.id}`),
       meta_webhooks: config.meta.appSecret ? "on" : "off (META_APP_SECRET)",
+      telegram: telegramBanner(config.telegram),
       events: config.events.endpoints.length > 0 ? `${config.events.endpoints.length} endpoint(s)` : "off",
       web_push: config.push.webPush ? "on" : "off (VAPID_PUBLIC_KEY, VAPID_PRIVATE_KEY)",
       fcm: config.push.fcm

@@ -5,6 +5,7 @@ import { z } from "zod";
 import { pushEnvShape } from "../push/push-config.js";
 import { mediaEnvShape } from "../media/media-config.js";
 import { retentionEnvShape } from "../retention/retention-config.js";
+import { telegramEnvShape } from "../channels/telegram/telegram-config.js";
 import { parseSpan } from "../tools/duration.js";
 
 const optional = z
@@ -157,6 +158,8 @@ export const envSchema = z.object({
   ...mediaEnvShape,
   // How long jobs' data, conversations, uploads and outgoing events are kept: RETAIN_* (src/retention/).
   ...retentionEnvShape,
+  // Telegram: TELEGRAM_BOT_TOKEN, TELEGRAM_WEBHOOK_SECRET, TELEGRAM_API_URL (src/channels/telegram/telegram-config.ts).
+  ...telegramEnvShape,
 });
 
 export type Env = z.input<typeof envSchema>;

@@ -17,6 +17,7 @@ import { parseWhatsAppWebhook } from "../whatsapp/whatsapp-webhook.js";
 import type { MetaEvent } from "./meta-event.js";
 import { inSpan } from "../../tracing/spans.js";
 import { parseMessagingWebhook } from "./messaging-webhook.js";
+import { applyTelegramUpdate } from "../telegram/telegram-updates.js";
 
 export type WebhookSource = "whatsapp" | "instagram" | "messenger";
 
@@ -60,13 +61,16 @@ export async function processWebhook(ctx: HubContext, eventId: string): Promise<
   // and the others are idempotent on Meta's ids.
   let retry: unknown;
   let erased = false;
-  for (const item of parseWebhook(event.source, event.body)) {
-    try {
-      erased = (await applyEvent(ctx, item, event.receivedAt)) === "erased" || erased;
-    } catch (error) {
-      retry ??= error;
+  // Telegram's updates share the table, the queue and the sweep; one update is one event.
+  if (event.source === "telegram") erased = (await applyTelegramUpdate(ctx, event.body)) === "erased";
+  else
+    for (const item of parseWebhook(event.source, event.body)) {
+      try {
+        erased = (await applyEvent(ctx, item, event.receivedAt)) === "erased" || erased;
+      } catch (error) {
+        retry ??= error;
+      }
     }
-  }
   if (retry) throw retry;
   // A redelivery of what an erasure took holds the person's words and number again: it is not kept (nothing
   // needs a processed delivery; the others of a mixed one were applied all the same).
