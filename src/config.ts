@@ -16,6 +16,7 @@ import { mediaConfig, type MediaConfig } from "./media/media-config.js";
 import { retentionConfig, type RetentionConfig } from "./retention/retention-config.js";
 import { eventEndpoints, type EventEndpoint } from "./events/event-endpoints.js";
 import { MIN_SECRET_LENGTH } from "./config/production.js";
+import { smsConfig, type SmsConfig } from "./channels/sms/sms-config.js";
 
 export { configuredToolsDir, toolEnvironment, type Env } from "./config/env.js";
 export type { LlmConfig } from "./config/llm-config.js";
@@ -111,6 +112,8 @@ export interface Config {
   retention: RetentionConfig;
   /** Outgoing events (docs/events.md): off when `endpoints` is empty. */
   events: EventsConfig;
+  /** SMS through Twilio (src/channels/sms/): off when undefined. */
+  sms: SmsConfig | undefined;
 }
 
 export interface EventsConfig {
@@ -171,6 +174,12 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     const found = eventEndpoints(parsed.data ?? source, { production, minSecretLength: MIN_SECRET_LENGTH });
     if ("problems" in found) problems.push(...found.problems);
     else eventsTo = found.endpoints;
+  }
+  let sms: SmsConfig | undefined;
+  if (parsed.success) {
+    const found = smsConfig(parsed.data);
+    if ("problems" in found) problems.push(...found.problems);
+    else sms = found.sms;
   }
   let tokenTtlMs = 0;
   if (parsed.success) {
@@ -269,5 +278,6 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       concurrency: env.EVENTS_CONCURRENCY,
       pollMs: env.EVENTS_POLL_MS,
     },
+    sms,
   };
 }

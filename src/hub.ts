@@ -11,6 +11,8 @@ import { modelLabel } from "./agent/llm/model-choice.js";
 import { disabledChannel } from "./channels/disabled-channel.js";
 import { metaChannels } from "./channels/meta/meta-channels.js";
 import { startWebhookWorker } from "./channels/meta/meta-webhooks.js";
+import { smsChannel } from "./channels/sms/sms-channel.js";
+import { twilioClient } from "./channels/sms/twilio-client.js";
 import { widgetChannel } from "./channels/widget/widget-channel.js";
 import { visitorLimits } from "./channels/widget/visitor-limits.js";
 import { keyFailures } from "./server/key-failures.js";
@@ -230,7 +232,15 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
       flutter: widget,
       ...metaChannels(config, queues),
       telegram: disabledChannel,
-      sms: disabledChannel,
+      sms: config.sms
+        ? smsChannel({
+            config: config.sms,
+            client: twilioClient(config.sms),
+            sql: database.sql,
+            publicUrl: () => publicUrl,
+            now,
+          })
+        : disabledChannel,
       email: disabledChannel,
     },
     limits: visitorLimits(queues.redis, queues.prefix, config.limits),
@@ -317,6 +327,9 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
       agent: config.agent ? "http" : config.llm ? `llm (${modelLabel(config.llm)})` : "built-in composer",
       meta_accounts: config.meta.accounts.map((account) => `${account.channel}:${account.id}`),
       meta_webhooks: config.meta.appSecret ? "on" : "off (META_APP_SECRET)",
+      sms: config.sms
+        ? `on (${config.sms.messagingServiceSid ? `Messaging Service ${config.sms.messagingServiceSid}` : config.sms.from.join(", ")})`
+        : "off (TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN, TWILIO_FROM)",
       events: config.events.endpoints.length > 0 ? `${config.events.endpoints.length} endpoint(s)` : "off",
       web_push: config.push.webPush ? "on" : "off (VAPID_PUBLIC_KEY, VAPID_PRIVATE_KEY)",
       fcm: config.push.fcm

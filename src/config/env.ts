@@ -5,6 +5,7 @@ import { z } from "zod";
 import { pushEnvShape } from "../push/push-config.js";
 import { mediaEnvShape } from "../media/media-config.js";
 import { retentionEnvShape } from "../retention/retention-config.js";
+import { smsEnvShape } from "../channels/sms/sms-config.js";
 import { parseSpan } from "../tools/duration.js";
 
 const optional = z
@@ -157,6 +158,8 @@ export const envSchema = z.object({
   ...mediaEnvShape,
   // How long jobs' data, conversations, uploads and outgoing events are kept: RETAIN_* (src/retention/).
   ...retentionEnvShape,
+  // SMS through Twilio: TWILIO_* (src/channels/sms/sms-config.ts).
+  ...smsEnvShape,
 });
 
 export type Env = z.input<typeof envSchema>;

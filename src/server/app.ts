@@ -15,6 +15,7 @@ import { erasureRoutes } from "./routes/erasure.js";
 import { widgetRoutes } from "./routes/widget.js";
 import { widgetUploadRoutes } from "./routes/widget-uploads.js";
 import { metaWebhookRoutes } from "./routes/meta-webhooks.js";
+import { twilioWebhookRoutes } from "./routes/twilio-webhooks.js";
 import { mediaRoutes } from "./routes/media.js";
 import { demoBackend } from "../demo/demo-backend.js";
 import { DEMO_TOOL } from "../agent/demo-agent.js";
@@ -38,6 +39,7 @@ export function createApp(ctx: HubContext): Express {
   };
   app.use("/callbacks", nosniff, callbackRoutes(ctx));
   app.use("/webhooks/meta", nosniff, metaWebhookRoutes(ctx));
+  app.use("/webhooks/twilio", nosniff, twilioWebhookRoutes(ctx));
   app.use(
     helmet({
       contentSecurityPolicy: {

@@ -17,6 +17,7 @@ import { parseWhatsAppWebhook } from "../whatsapp/whatsapp-webhook.js";
 import type { MetaEvent } from "./meta-event.js";
 import { inSpan } from "../../tracing/spans.js";
 import { parseMessagingWebhook } from "./messaging-webhook.js";
+import { applySmsWebhook, isSmsSource } from "../sms/sms-webhooks.js";
 
 export type WebhookSource = "whatsapp" | "instagram" | "messenger";
 
@@ -59,8 +60,10 @@ export async function processWebhook(ctx: HubContext, eventId: string): Promise<
   // Every event is applied; one that must wait (a status ahead of its send) retries the delivery after,
   // and the others are idempotent on Meta's ids.
   let retry: unknown;
-  let erased = false;
-  for (const item of parseWebhook(event.source, event.body)) {
+  // Twilio's deliveries (SMS) share the table, the queue and the sweep; what they mean is the SMS channel's.
+  const sms = isSmsSource(event.source);
+  let erased = sms && (await applySmsWebhook(ctx, event.body, event.receivedAt)) === "erased";
+  for (const item of sms ? [] : parseWebhook(event.source, event.body)) {
     try {
       erased = (await applyEvent(ctx, item, event.receivedAt)) === "erased" || erased;
     } catch (error) {
