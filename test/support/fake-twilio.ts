@@ -133,8 +133,9 @@ export class FakeTwilio {
     let from = one("From");
     const body = one("Body") ?? "";
     const mediaUrls = fields.MediaUrl ?? [];
-    if (!to) return refuse(400, 21604, "A 'To' phone number is required.");
-    if (!from && !service) return refuse(400, 21603, "A 'From' phone number is required.");
+    if (!to) return refuse(400, 21604, "'To' phone number is required to send a Message");
+    if (!from && !service)
+      return refuse(400, 21603, "A 'From' or 'MessagingServiceSid' parameter is required to send a message");
     if (service && service !== this.options.messagingServiceSid)
       return refuse(404, 20404, `The requested resource /Services/${service} was not found`);
     if (from && !this.numbers.includes(from))

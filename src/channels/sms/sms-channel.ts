@@ -31,11 +31,16 @@ export interface SmsChannelDeps {
 
 type Failed = Extract<SendOutcome, { status: "failed" }>;
 
-/** The sender fields of a send: the conversation's own number, the first number, or the Messaging Service. */
-function senderOf(config: SmsConfig, conversation: SendConversation): [string, string] | Failed {
-  if (config.messagingServiceSid) return ["MessagingServiceSid", config.messagingServiceSid];
-  const from = conversation.account ? config.from.find((number) => number === conversation.account) : config.from[0];
-  if (from) return ["From", from];
+/**
+ * The sender fields of a send: the conversation's own number (the one the person wrote to), else the first;
+ * with a Messaging Service, the service — and the person's number of it when known, which Twilio then uses.
+ */
+function senderOf(config: SmsConfig, conversation: SendConversation): [string, string][] | Failed {
+  const own = conversation.account || undefined;
+  if (config.messagingServiceSid)
+    return [["MessagingServiceSid", config.messagingServiceSid], ...(own ? [["From", own] as [string, string]] : [])];
+  const from = own ? config.from.find((number) => number === own) : config.from[0];
+  if (from) return [["From", from]];
   return {
     status: "failed",
     decision: "failed",
@@ -62,7 +67,7 @@ export function smsChannel(deps: SmsChannelDeps): ChannelAdapter {
         const last = index === plan.parts.length - 1;
         const answer = await deps.client.createMessage([
           ["To", conversation.contact],
-          sender,
+          ...sender,
           ["Body", part.body],
           ...part.mediaUrls.map((url): [string, string] => ["MediaUrl", url]),
           // Only the last text reports its statuses: the message is delivered once it is.
