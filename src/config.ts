@@ -17,6 +17,7 @@ import { retentionConfig, type RetentionConfig } from "./retention/retention-con
 import { eventEndpoints, type EventEndpoint } from "./events/event-endpoints.js";
 import { MIN_SECRET_LENGTH } from "./config/production.js";
 import { telegramConfig, type TelegramConfig } from "./channels/telegram/telegram-config.js";
+import { smsConfig, type SmsConfig } from "./channels/sms/sms-config.js";
 
 export { configuredToolsDir, toolEnvironment, type Env } from "./config/env.js";
 export type { LlmConfig } from "./config/llm-config.js";
@@ -114,6 +115,8 @@ export interface Config {
   retention: RetentionConfig;
   /** Outgoing events (docs/events.md): off when `endpoints` is empty. */
   events: EventsConfig;
+  /** SMS through Twilio (src/channels/sms/): off when undefined. */
+  sms: SmsConfig | undefined;
 }
 
 export interface EventsConfig {
@@ -180,6 +183,12 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     const found = telegramConfig(parsed.data);
     if ("problems" in found) problems.push(...found.problems);
     else telegram = found.telegram;
+  }
+  let sms: SmsConfig | undefined;
+  if (parsed.success) {
+    const found = smsConfig(parsed.data);
+    if ("problems" in found) problems.push(...found.problems);
+    else sms = found.sms;
   }
   let tokenTtlMs = 0;
   if (parsed.success) {
@@ -279,5 +288,6 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       concurrency: env.EVENTS_CONCURRENCY,
       pollMs: env.EVENTS_POLL_MS,
     },
+    sms,
   };
 }

@@ -11,6 +11,8 @@ import { modelLabel } from "./agent/llm/model-choice.js";
 import { disabledChannel } from "./channels/disabled-channel.js";
 import { metaChannels } from "./channels/meta/meta-channels.js";
 import { startWebhookWorker } from "./channels/meta/meta-webhooks.js";
+import { smsChannel } from "./channels/sms/sms-channel.js";
+import { twilioClient } from "./channels/sms/twilio-client.js";
 import { widgetChannel } from "./channels/widget/widget-channel.js";
 import { setWebhookAtStart, telegramAdapter, telegramBanner } from "./channels/telegram/telegram-start.js";
 import { visitorLimits } from "./channels/widget/visitor-limits.js";
@@ -233,7 +235,15 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
       telegram: config.telegram
         ? telegramAdapter(config.telegram, { queues, sql: database.sql, metrics, now })
         : disabledChannel,
-      sms: disabledChannel,
+      sms: config.sms
+        ? smsChannel({
+            config: config.sms,
+            client: twilioClient(config.sms),
+            sql: database.sql,
+            publicUrl: () => publicUrl,
+            now,
+          })
+        : disabledChannel,
       email: disabledChannel,
     },
     limits: visitorLimits(queues.redis, queues.prefix, config.limits),
@@ -322,6 +332,9 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
       meta_accounts: config.meta.accounts.map((account) => `${account.channel}:${account.id}`),
       meta_webhooks: config.meta.appSecret ? "on" : "off (META_APP_SECRET)",
       telegram: telegramBanner(config.telegram),
+      sms: config.sms
+        ? `on (${config.sms.messagingServiceSid ? `Messaging Service ${config.sms.messagingServiceSid}` : config.sms.from.join(", ")})`
+        : "off (TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN, TWILIO_FROM)",
       events: config.events.endpoints.length > 0 ? `${config.events.endpoints.length} endpoint(s)` : "off",
       web_push: config.push.webPush ? "on" : "off (VAPID_PUBLIC_KEY, VAPID_PRIVATE_KEY)",
       fcm: config.push.fcm

@@ -8,6 +8,8 @@ export const TEXT_LIMITS: Partial<Record<Channel, number>> = {
   instagram: 1000,
   messenger: 1000,
   telegram: 4096,
+  // Twilio refuses a longer Body (21617); it sends one as several segments the phone joins.
+  sms: 1600,
 };
 
 /** The parts a text is sent as on this channel: itself when it fits (always on widget channels). */

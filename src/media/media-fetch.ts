@@ -12,6 +12,7 @@ import { storedAttachments, type MediaSource, type StoredAttachment } from "../c
 import { uploadBytes } from "../conversations/widget-uploads.js";
 import { refusedRedirect } from "../redirect-refusal.js";
 import { MediaHostRefused, mediaGet, type MediaHosts } from "./media-hosts.js";
+import { basicAuth } from "../channels/sms/twilio-client.js";
 import type { MediaClaim } from "./media-token.js";
 
 const HEADERS_TIMEOUT_MS = 15_000;
@@ -48,8 +49,8 @@ const unavailable = (what: string): MediaRefusal => ({
   message: what,
 });
 
-/** What reading a file needs: the media and Meta settings, and the store (widget uploads). */
-export type MediaCtx = { config: Pick<Config, "media" | "meta" | "telegram">; sql: Sql };
+/** What reading a file needs: the media, Meta, Telegram and SMS settings, and the store (widget uploads). */
+export type MediaCtx = { config: Pick<Config, "media" | "meta" | "telegram" | "sms">; sql: Sql };
 
 /**
  * The file one token names: the person's message (not withdrawn), its attachment at that place, its bytes; or
@@ -113,6 +114,21 @@ export async function openSource(
     return opened(answer.response, attachment, max, "the channel's CDN");
   }
   if (source.kind === "telegram") return openTelegramFile(ctx, conversation, attachment, source.fileId, signal);
+  if (source.kind === "twilio") {
+    const sms = ctx.config.sms;
+    if (conversation.channel !== "sms" || !sms || new URL(source.url).origin !== new URL(sms.apiUrl).origin)
+      return unavailable("this hub no longer reads files from that Twilio account");
+    // The account's credentials go to Twilio's API only; the short-lived link it may redirect to carries none.
+    const first = await get(hosts, source.url, { Authorization: basicAuth(sms) }, "redirect", signal);
+    if ("refusal" in first) return first.refusal;
+    const location = first.response.headers.get("location");
+    if (first.response.status < 300 || first.response.status > 399 || !location)
+      return opened(first.response, attachment, max, "Twilio");
+    await first.response.body?.cancel();
+    const stored = await get(hosts, new URL(location, source.url).href, {}, "follow", signal);
+    if ("refusal" in stored) return stored.refusal;
+    return opened(stored.response, attachment, max, "Twilio's file host");
+  }
   const account = ctx.config.meta.accounts.find((a) => a.channel === "whatsapp" && a.id === conversation.account);
   if (conversation.channel !== "whatsapp" || !account)
     return unavailable("this hub no longer answers for the account the file was sent to");
@@ -188,16 +204,22 @@ async function openTelegramFile(
   return opened(download.response, attachment, max, "Telegram");
 }
 
-/** Meta's hosts the files are read from: MEDIA_HOSTS, and the Graph API's origin. */
+/**
+ * The hosts the files are read from: MEDIA_HOSTS and the Graph API's origin; with SMS, Twilio's API and the
+ * host its MMS files are served from (twiliocdn.com).
+ */
 export function mediaHosts(config: MediaCtx["config"]): MediaHosts {
-  return { hosts: config.media.hosts, origins: [new URL(config.meta.graphApiUrl).origin] };
+  const origins = [new URL(config.meta.graphApiUrl).origin];
+  if (!config.sms) return { hosts: config.media.hosts, origins };
+  return { hosts: [...config.media.hosts, "twiliocdn.com"], origins: [...origins, new URL(config.sms.apiUrl).origin] };
 }
 
 async function get(
   hosts: MediaHosts,
   url: string,
   headers: Record<string, string>,
-  redirect: "follow" | "manual",
+  /** `redirect`: a redirect's answer is returned as it is, for the caller to follow without credentials. */
+  redirect: "follow" | "manual" | "redirect",
   signal: AbortSignal | undefined,
 ): Promise<{ response: Response } | { refusal: MediaRefusal }> {
   const timeout = AbortSignal.timeout(HEADERS_TIMEOUT_MS);
@@ -213,6 +235,7 @@ async function get(
         target = new URL(location, target).href;
         continue;
       }
+      if (isRedirect && redirect === "redirect") return { response };
       const redirected = refusedRedirect("the file's host", target, response);
       if (redirected) {
         await response.body?.cancel();

@@ -18,6 +18,7 @@ import type { MetaEvent } from "./meta-event.js";
 import { inSpan } from "../../tracing/spans.js";
 import { parseMessagingWebhook } from "./messaging-webhook.js";
 import { applyTelegramUpdate } from "../telegram/telegram-updates.js";
+import { applySmsWebhook, isSmsSource } from "../sms/sms-webhooks.js";
 
 export type WebhookSource = "whatsapp" | "instagram" | "messenger";
 
@@ -61,8 +62,10 @@ export async function processWebhook(ctx: HubContext, eventId: string): Promise<
   // and the others are idempotent on Meta's ids.
   let retry: unknown;
   let erased = false;
-  // Telegram's updates share the table, the queue and the sweep; one update is one event.
+  // Telegram's updates and Twilio's deliveries (SMS) share the table, the queue and the sweep; what they mean
+  // is their channel's.
   if (event.source === "telegram") erased = (await applyTelegramUpdate(ctx, event.body)) === "erased";
+  else if (isSmsSource(event.source)) erased = (await applySmsWebhook(ctx, event.body, event.receivedAt)) === "erased";
   else
     for (const item of parseWebhook(event.source, event.body)) {
       try {
