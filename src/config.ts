@@ -107,6 +107,8 @@ export interface Config {
   };
   /** Web Push and FCM notifications for widget conversations whose results wait with the chat closed. */
   push: PushConfig;
+  /** A result unseen this long in a verified person's widget goes to the WhatsApp number they consented to; null: off. */
+  escalateAfterMs: number | null;
   /** How long ended jobs' data, idle conversations, uploads and outgoing events are kept (src/retention/). */
   retention: RetentionConfig;
   /** Outgoing events (docs/events.md): off when `endpoints` is empty. */
@@ -259,6 +261,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       webhookRetentionMs: env.WEBHOOK_RETENTION,
     },
     push,
+    escalateAfterMs: env.ESCALATE_AFTER,
     retention: retentionConfig(env),
     events: {
       endpoints: eventsTo,

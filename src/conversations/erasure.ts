@@ -9,6 +9,7 @@ import { randomUUID } from "node:crypto";
 import type { Sql, SqlQuery } from "../db/sql.js";
 import { isWidgetChannel, type Channel } from "../delivery/channel.js";
 import { messageIdHash } from "./erased.js";
+import { eraseReachOf } from "./person-reach.js";
 
 export type ErasedBy = "console" | "agent" | "cli";
 
@@ -42,6 +43,7 @@ export interface ErasureDeps {
 interface LockedConversation {
   id: string;
   channel: Channel;
+  account: string;
   contact: string;
   userId: string | null;
   erasedAt: Date | null;
@@ -83,7 +85,8 @@ export async function eraseConversation(
 ): Promise<ErasureOutcome | undefined> {
   return ctx.sql.transaction(async (tx) => {
     const [row] = await tx.query<LockedConversation>(
-      `SELECT id, channel, contact, "userId", "erasedAt", erasure FROM "Conversation" WHERE id = $1::uuid FOR UPDATE`,
+      `SELECT id, channel, account, contact, "userId", "erasedAt", erasure FROM "Conversation"
+       WHERE id = $1::uuid FOR UPDATE`,
       [conversationId],
     );
     if (!row) return undefined;
@@ -153,6 +156,8 @@ async function erasePersonData(tx: SqlQuery, row: LockedConversation, at: Date):
   await tx.query(`DELETE FROM "Elicitation" WHERE "conversationId" = $1::uuid`, [id]);
   await tx.query(`DELETE FROM "Upload" WHERE "conversationId" = $1::uuid`, [id]);
   await tx.query(`DELETE FROM "PushDevice" WHERE "conversationId" = $1::uuid`, [id]);
+  // Where the person consented to be reached, and the consent's record (person-reach.ts).
+  await eraseReachOf(tx, row);
   // Every event of the conversation but the erasure's own (it holds nothing of the person).
   await tx.query(`DELETE FROM "HubEvent" WHERE "conversationId" = $1::uuid AND type <> 'conversation.erased'`, [id]);
   if (!isWidgetChannel(row.channel)) await deletePersonWebhooks(tx, row);
