@@ -56,8 +56,8 @@ export const whatsappReachBody = z.strictObject({
   consent: z.strictObject({
     at: z.iso
       .datetime({ offset: true })
-      .describe("when the person agreed (ISO 8601); not in the future")
-      .refine((value) => Date.parse(value) <= Date.now() + 5 * 60_000, "is in the future"),
+      .pipe(z.string().refine((value) => Date.parse(value) <= Date.now() + 5 * 60_000, "is in the future"))
+      .describe("when the person agreed (ISO 8601); not in the future"),
     source: z
       .string()
       .trim()
