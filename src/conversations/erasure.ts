@@ -1,10 +1,11 @@
-// A person's right to be forgotten: erasing a conversation deletes everything of the person it holds — the
-// messages (every role), the jobs with their arguments, results and progress, the turn inputs, the MCP
-// servers' questions with their answers, uploads, push devices, the conversation's outgoing events and the
-// Meta webhook deliveries that carry the person's messages — and keeps the conversation's row as a tombstone
-// (when, by whom, why), with the ids of its jobs so that a late result is refused (410) rather than taken for
-// an unknown one, and one-way hashes of its messages' channel ids so that Meta redelivering one of them does
-// not bring it back. One transaction: it all goes, with the `conversation.erased` event, or nothing does.
+// A person's right to be forgotten: erasing a conversation deletes everything of the person it holds — the messages
+// (every role), the jobs with their arguments, results and progress, the turn inputs, the MCP servers' questions
+// with their answers, uploads, push devices, where the person consented to be reached (person-reach.ts), the
+// conversation's outgoing events and the Meta webhook deliveries that carry the person's messages — and keeps the
+// conversation's row as a tombstone (when, by whom, why), with the ids of its jobs so that a late result is refused
+// (410) rather than taken for an unknown one, and one-way hashes of its messages' channel ids so that Meta
+// redelivering one of them does not bring it back. One transaction: it all goes, with the `conversation.erased`
+// event, or nothing does.
 import { randomUUID } from "node:crypto";
 import type { Sql, SqlQuery } from "../db/sql.js";
 import { isWidgetChannel, type Channel } from "../delivery/channel.js";

@@ -276,9 +276,10 @@ export const apiOperations: ApiOperation[] = [
     summary: "Erase the person's data; the conversation stays as a tombstone",
     description:
       "Deletes the conversation's messages (every role), its jobs with their arguments, results and progress, " +
-      "turn inputs, uploads, push devices, outgoing events and the Meta webhook deliveries that carry the " +
-      "person's messages; the name and contact details go (the contact becomes `erased:<id>`, so the person " +
-      "writing again starts a new conversation). One transaction, with one `conversation.erased` event. " +
+      "turn inputs, uploads, push devices, outgoing events, the person's recorded reach (its consent with it) and " +
+      "the Meta webhook deliveries that carry the person's messages; the name and contact details go (the " +
+      "contact becomes `erased:<id>`, so the person writing again starts a new conversation). One transaction, " +
+      "with one `conversation.erased` event. " +
       "Afterwards a late result for one of its jobs is answered 410 and never delivered, and tool calls, " +
       "messages and widget sessions for it are refused (410). Erasing again answers the same tombstone.",
     keys: ["console", "agent"],
