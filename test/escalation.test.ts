@@ -197,6 +197,12 @@ describe("escalating a result left unseen to WhatsApp", () => {
     expect(marked).toMatchObject({ escalatedTo: "whatsapp", escalatedAs: copy!.id, status: "stored" });
     await eventually(() => escalations.length > 0, "the escalated event");
     expect(escalations).toEqual([{ id: reply.id, escalatedTo: "whatsapp", at: marked.escalatedAt!.toISOString() }]);
+    const listed = await hub.api("GET", `/v1/conversations/${ana.conversationId}/messages`);
+    expect(listed.body.messages.find((m: { id: string }) => m.id === reply.id)).toMatchObject({
+      status: "stored",
+      escalatedTo: "whatsapp",
+      escalatedAt: marked.escalatedAt!.toISOString(),
+    });
     const later = await WidgetClient.connect(hub.url, { token: ana.token }, { confirm: false });
     clients.push(later);
     expect(later.history.at(-1)!.at(-1)).toMatchObject({ id: reply.id, escalatedTo: "whatsapp" });
