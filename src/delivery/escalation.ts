@@ -29,6 +29,12 @@ export type EscalationDeps = EffectsContext & {
   config: { escalateAfterMs: number | null; meta: { accounts: readonly { channel: string; id: string }[] } };
 };
 
+/**
+ * A result unseen this much longer than ESCALATE_AFTER is left where it is: the sweep reads only the recent end of
+ * what waits unseen (anonymous visitors' results wait there for ever), and news a week late is not sent on.
+ */
+export const ESCALATION_HORIZON_MS = 7 * 24 * 3_600_000;
+
 /** Where the message went, on the widget's message and in what the widget is told. */
 export const ESCALATED_TO = "whatsapp";
 
@@ -61,12 +67,14 @@ export async function escalateUnseen(ctx: EscalationDeps, limit = 50): Promise<n
   const escalated = await ctx.sql.transaction(async (tx) => {
     const due = await tx.query<DueRow>(
       `SELECT m.id, m."conversationId", m.text, m.attachments, m."jobId", r.contact, r.account
-       FROM "PersonReach" r
-       JOIN "Conversation" c ON c.account = $1 AND c.contact = r.identifier AND c.channel = ANY($2::text[])
+       FROM "Message" m
+       JOIN "Conversation" c ON c.id = m."conversationId" AND c.account = $1 AND c.channel = ANY($2::text[])
          AND c."erasedAt" IS NULL AND c."closedAt" IS NULL AND c.control = 'agent'
-       JOIN "Message" m ON m."conversationId" = c.id AND m.role = 'agent' AND m.status IN ('stored', 'live')
-         AND m."escalatedTo" IS NULL AND m."createdAt" <= $3 AND m."createdAt" >= r."recordedAt"
-       WHERE r.channel = 'whatsapp' AND r."revokedAt" IS NULL AND r.account = ANY($4::text[])
+       JOIN "PersonReach" r ON r.identifier = c.contact AND r.channel = 'whatsapp' AND r."revokedAt" IS NULL
+         AND r.account = ANY($4::text[]) AND m."createdAt" >= r."recordedAt"
+       -- Message_unseen_idx: what waits unseen, its recent end.
+       WHERE m.role = 'agent' AND m.status IN ('stored', 'live') AND m."escalatedTo" IS NULL
+         AND m."createdAt" <= $3 AND m."createdAt" > $6
          -- The agent's reply to a result or a failure (any part of it, when it was split).
          AND m."turnId" IS NOT NULL AND EXISTS (
            SELECT 1 FROM "TurnInput" t WHERE t."conversationId" = c.id AND t."turnId" = m."turnId"
@@ -77,7 +85,14 @@ export async function escalateUnseen(ctx: EscalationDeps, limit = 50): Promise<n
            WHERE f."conversationId" = c.id AND f."turnId" = m."turnId" AND p.state IN ('pending', 'sending'))
        ORDER BY m.seq LIMIT $5
        FOR UPDATE OF m SKIP LOCKED`,
-      [IDENTIFIED_ACCOUNT, WIDGET_CHANNELS, new Date(now.getTime() - afterMs), numbers, limit],
+      [
+        IDENTIFIED_ACCOUNT,
+        WIDGET_CHANNELS,
+        new Date(now.getTime() - afterMs),
+        numbers,
+        limit,
+        new Date(now.getTime() - afterMs - ESCALATION_HORIZON_MS),
+      ],
     );
     const done: Escalated[] = [];
     for (const row of due) {

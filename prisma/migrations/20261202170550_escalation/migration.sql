@@ -23,7 +23,7 @@ CREATE TABLE "PersonReach" (
 -- CreateIndex
 CREATE INDEX "PersonReach_channel_contact_idx" ON "PersonReach"("channel", "contact");
 
--- The sweep's look for results left unseen (src/delivery/escalation.ts): only agent messages stored or live
--- and not escalated, so the index stays as small as what waits unseen.
-CREATE INDEX "Message_unseen_idx" ON "Message"("conversationId", "createdAt")
+-- The sweep's look for results left unseen (src/delivery/escalation.ts), by age: only agent messages stored or
+-- live and not escalated, and the sweep reads only the recent end of it.
+CREATE INDEX "Message_unseen_idx" ON "Message"("createdAt")
   WHERE "role" = 'agent' AND "status" IN ('stored', 'live') AND "escalatedTo" IS NULL;
