@@ -111,6 +111,8 @@ export interface Config {
   telegram: TelegramConfig | undefined;
   /** Web Push and FCM notifications for widget conversations whose results wait with the chat closed. */
   push: PushConfig;
+  /** A result unseen this long in a verified person's widget goes to the WhatsApp number they consented to; null: off. */
+  escalateAfterMs: number | null;
   /** How long ended jobs' data, idle conversations, uploads and outgoing events are kept (src/retention/). */
   retention: RetentionConfig;
   /** Outgoing events (docs/events.md): off when `endpoints` is empty. */
@@ -278,6 +280,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     },
     telegram,
     push,
+    escalateAfterMs: env.ESCALATE_AFTER,
     retention: retentionConfig(env),
     events: {
       endpoints: eventsTo,

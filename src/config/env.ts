@@ -125,6 +125,18 @@ export const envSchema = z.object({
       zod.addIssue({ code: "custom", message: span.error });
       return z.NEVER;
     }),
+  // A result left unseen in a verified person's widget conversation this long goes to the WhatsApp number they
+  // consented to (src/delivery/escalation.ts); `off` (or 0) never escalates. At least a minute.
+  ESCALATE_AFTER: z
+    .string()
+    .default("1h")
+    .transform((text, zod) => {
+      if (["off", "0"].includes(text.trim().toLowerCase())) return null;
+      const span = parseSpan(text);
+      if ("ms" in span && span.ms >= 60_000) return span.ms;
+      zod.addIssue({ code: "custom", message: "ms" in span ? `"${text}" is shorter than a minute` : span.error });
+      return z.NEVER;
+    }),
   IG_ACCOUNT_ID: optional,
   IG_ACCESS_TOKEN: optional,
   FB_PAGE_ID: optional,

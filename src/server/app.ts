@@ -12,6 +12,7 @@ import { healthRoutes } from "./routes/health.js";
 import { v1Routes } from "./routes/v1.js";
 import { consoleRoutes } from "./routes/console.js";
 import { erasureRoutes } from "./routes/erasure.js";
+import { personReachRoutes } from "./routes/person-reach.js";
 import { widgetRoutes } from "./routes/widget.js";
 import { widgetUploadRoutes } from "./routes/widget-uploads.js";
 import { metaWebhookRoutes } from "./routes/meta-webhooks.js";
@@ -77,6 +78,7 @@ export function createApp(ctx: HubContext): Express {
     guardJson(),
     consoleRoutes(ctx),
     erasureRoutes(ctx),
+    personReachRoutes(ctx),
     v1Routes(ctx),
   );
   // Before /widget's JSON parser: an upload's body is the file itself.
