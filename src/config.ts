@@ -2,6 +2,7 @@
 // agent's settings, the default template). src/config/ is the only reader of process.env.
 import path from "node:path";
 import { metaAccounts, type MetaAccount } from "./channels/meta/meta-accounts.js";
+import { emailConfig, type EmailConfig } from "./channels/email/email-config.js";
 import { pushConfig, type PushConfig } from "./push/push-config.js";
 import { parseSpan } from "./tools/duration.js";
 import type { WhatsappTemplate } from "./tools/tool-file.js";
@@ -111,6 +112,8 @@ export interface Config {
   retention: RetentionConfig;
   /** Outgoing events (docs/events.md): off when `endpoints` is empty. */
   events: EventsConfig;
+  /** The e-mail channel (SMTP_URL, EMAIL_FROM), off when undefined. */
+  email: EmailConfig | undefined;
 }
 
 export interface EventsConfig {
@@ -171,6 +174,12 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     const found = eventEndpoints(parsed.data ?? source, { production, minSecretLength: MIN_SECRET_LENGTH });
     if ("problems" in found) problems.push(...found.problems);
     else eventsTo = found.endpoints;
+  }
+  let email: EmailConfig | undefined;
+  if (parsed.success) {
+    const found = emailConfig(parsed.data);
+    if ("problems" in found) problems.push(...found.problems);
+    else email = found.email;
   }
   let tokenTtlMs = 0;
   if (parsed.success) {
@@ -269,5 +278,6 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       concurrency: env.EVENTS_CONCURRENCY,
       pollMs: env.EVENTS_POLL_MS,
     },
+    email,
   };
 }

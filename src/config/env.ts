@@ -5,6 +5,7 @@ import { z } from "zod";
 import { pushEnvShape } from "../push/push-config.js";
 import { mediaEnvShape } from "../media/media-config.js";
 import { retentionEnvShape } from "../retention/retention-config.js";
+import { emailEnvShape } from "../channels/email/email-config.js";
 import { parseSpan } from "../tools/duration.js";
 
 const optional = z
@@ -157,6 +158,8 @@ export const envSchema = z.object({
   ...mediaEnvShape,
   // How long jobs' data, conversations, uploads and outgoing events are kept: RETAIN_* (src/retention/).
   ...retentionEnvShape,
+  // E-mail: SMTP_URL, EMAIL_FROM and the hub's SMTP listener, EMAIL_SMTP_* (src/channels/email/email-config.ts).
+  ...emailEnvShape,
 });
 
 export type Env = z.input<typeof envSchema>;
