@@ -186,6 +186,55 @@ describe.skipIf(!hasAiosmtpd)("e-mail", () => {
     expect(userInputs(conversation.id).map((input) => input.text)).not.toContain(
       "I am out of the office until Monday.",
     );
+
+    // A bounce about the hub's answer to Ben: that message is failed with the report's code, recorded, no turn.
+    const answer = (await mailsTo(ben)).find((mail) => mail.text?.includes("you said: Hello"))!;
+    const boundary = "report-boundary";
+    await mailClient.sendMail({
+      envelope: { from: "", to: [HUB_ADDRESS] },
+      raw: [
+        "From: Mail Delivery System <MAILER-DAEMON@mx.example.org>",
+        `To: ${HUB_ADDRESS}`,
+        "Subject: Undelivered Mail Returned to Sender",
+        `Message-ID: <${randomUUID()}@mx.example.org>`,
+        "MIME-Version: 1.0",
+        `Content-Type: multipart/report; report-type=delivery-status; boundary="${boundary}"`,
+        "",
+        `--${boundary}`,
+        "Content-Type: text/plain",
+        "",
+        "Your message could not be delivered.",
+        `--${boundary}`,
+        "Content-Type: message/delivery-status",
+        "",
+        "Reporting-MTA: dns; mx.example.org",
+        "",
+        `Final-Recipient: rfc822; ${ben}`,
+        "Action: failed",
+        "Status: 5.1.1",
+        "Diagnostic-Code: smtp; 550 5.1.1 user unknown",
+        `--${boundary}`,
+        "Content-Type: text/rfc822-headers",
+        "",
+        `From: ${HUB_ADDRESS}`,
+        `To: ${ben}`,
+        `Message-ID: ${answer.messageId}`,
+        `--${boundary}--`,
+        "",
+      ].join("\r\n"),
+    });
+    const bounced = await eventually(
+      () => hub.db.message.findFirst({ where: { externalId: answer.messageId, status: "failed" } }),
+      "the bounced e-mail failed",
+    );
+    expect(bounced!.statusReason).toBe("550 5.1.1 550 5.1.1 user unknown");
+    await eventually(
+      () =>
+        hub.db.message.findFirst({ where: { conversationId: conversation.id, role: "event", statusReason: "bounce" } }),
+      "the bounce recorded",
+    );
+    await hub.settled();
+    expect(agent.turnsOf(conversation.id)).toHaveLength(1);
   });
 
   it("offers choices as numbered lines, answered by replying with the number", async () => {
