@@ -98,7 +98,8 @@ async function applyEmail(ctx: HubContext, event: EmailEvent, receivedAt: Date):
     const code = Number(
       /\b([45]\d\d)\b/.exec(event.diagnostic ?? "")?.[1] ?? (event.status?.startsWith("5") ? 550 : 450),
     );
-    const title = [event.status, event.diagnostic].filter(Boolean).join(" ") || "bounced";
+    // The diagnostic ("550 5.1.1 user unknown") says it all, after its code; else the status (5.1.1).
+    const title = event.diagnostic?.replace(/^\d{3}[ -]/, "") || event.status || "bounced";
     const applied = await ctx.delivery.applyMetaStatus({
       externalId: event.original,
       status: "failed",

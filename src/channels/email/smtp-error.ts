@@ -14,7 +14,8 @@ export function classifySmtpError(error: unknown): SmtpVerdict {
     message?: unknown;
   };
   const said = typeof response === "string" ? response.trim() : typeof message === "string" ? message : "";
-  const title = said.slice(0, 300);
+  // The reply's own code is kept apart (`code`): the title is what follows it.
+  const title = said.replace(/^\d{3}[ -]/, "").slice(0, 300);
   if (typeof responseCode === "number" && responseCode >= 500 && responseCode < 600)
     return { action: "fail", code: String(responseCode), title };
   if (typeof responseCode === "number" && responseCode >= 400 && responseCode < 500)
