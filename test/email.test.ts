@@ -277,7 +277,7 @@ describe.skipIf(!hasAiosmtpd)("e-mail", () => {
     }
   });
 
-  it("holds a late result while a human has the conversation and sends it after the hand-back", async () => {
+  it("holds a late result while a human has the conversation, then sends it in the thread that asked for it", async () => {
     const dan = "dan@example.org";
     const first = await mailClient.sendMail({ from: dan, to: HUB_ADDRESS, subject: "Sleep", text: "I can't sleep." });
     const conversation = await conversationOf(dan);
@@ -286,6 +286,16 @@ describe.skipIf(!hasAiosmtpd)("e-mail", () => {
       tool: "match_therapists",
       arguments: { reason: "insomnia", area: "Ñuñoa" },
     });
+    // Dan starts another thread while the search runs: answered there; the result will go to the first.
+    const second = await mailClient.sendMail({
+      from: dan,
+      to: HUB_ADDRESS,
+      subject: "Insurance",
+      text: "Do you take my insurance?",
+    });
+    const there = await mailSaying(dan, "you said: Insurance");
+    expect(there.inReplyTo).toBe(second.messageId);
+    expect(there.subject).toBe("Re: Insurance");
     expect(
       (await asConsole("POST", `/v1/conversations/${conversation.id}/takeover`, { agent: { id: "h1", name: "Marta" } }))
         .status,
@@ -301,6 +311,7 @@ describe.skipIf(!hasAiosmtpd)("e-mail", () => {
     expect((await asConsole("POST", `/v1/conversations/${conversation.id}/handback`)).status).toBe(200);
     const result = await mailSaying(dan, "result: 1 sleep specialist");
     expect(result.inReplyTo).toBe(first.messageId);
+    expect(result.subject).toBe("Re: Sleep");
     await hub.settled();
     expect((await mailsTo(dan)).filter((mail) => mail.text?.includes("1 sleep specialist"))).toHaveLength(1);
   });

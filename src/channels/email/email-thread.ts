@@ -22,7 +22,9 @@ export async function threadAnchor(
   const [row] = await sql.query<{ email: { messageId?: unknown; references?: unknown; subject?: unknown } | null }>(
     `SELECT m.data->'email' AS email FROM "Message" m
      WHERE m."conversationId" = $1::uuid AND m.role = 'user' AND m.data->>'type' = 'email'
-     ORDER BY (m."createdAt" <= coalesce((SELECT "createdAt" FROM "Job" WHERE id = $2::uuid), 'infinity')) DESC,
+     -- Before the job's call in the timeline (seq, not a Date header's whole seconds), the latest first.
+     ORDER BY (m.seq < coalesce((SELECT min(c.seq) FROM "Message" c
+                                 WHERE c."conversationId" = $1::uuid AND c."jobId" = $2::uuid), m.seq + 1)) DESC,
        m.seq DESC
      LIMIT 1`,
     [conversationId, jobId],
