@@ -11,10 +11,9 @@ import { modelLabel } from "./agent/llm/model-choice.js";
 import { disabledChannel } from "./channels/disabled-channel.js";
 import { metaChannels } from "./channels/meta/meta-channels.js";
 import { startWebhookWorker } from "./channels/meta/meta-webhooks.js";
-import { domainOf, emailChannel } from "./channels/email/email-channel.js";
-import { smtpLabel } from "./channels/email/email-config.js";
+import { domainOf, smtpLabel } from "./channels/email/email-config.js";
 import { commitEmail, startEmailWorker } from "./channels/email/inbound-emails.js";
-import { smtpListenError, startSmtpListener, type SmtpListener } from "./channels/email/smtp-listener.js";
+import type { SmtpListener } from "./channels/email/smtp-listener.js";
 import { widgetChannel } from "./channels/widget/widget-channel.js";
 import { visitorLimits } from "./channels/widget/visitor-limits.js";
 import { keyFailures } from "./server/key-failures.js";
@@ -237,8 +236,9 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
       ...metaChannels(config, queues),
       telegram: disabledChannel,
       sms: disabledChannel,
+      // nodemailer (and the SMTP listener's smtp-server, below) are loaded only by a hub with e-mail.
       email: config.email
-        ? emailChannel({
+        ? (await import("./channels/email/email-channel.js")).emailChannel({
             email: config.email,
             config,
             sql: database.sql,
@@ -307,6 +307,7 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
   let smtpListener: SmtpListener | undefined;
   if (config.role !== "worker" && config.email?.listen) {
     const { listen, from } = config.email;
+    const { smtpListenError, startSmtpListener } = await import("./channels/email/smtp-listener.js");
     try {
       smtpListener = await startSmtpListener({
         listen,

@@ -13,7 +13,7 @@ import { attachmentsOf, buttonsOf } from "../../conversations/attachments.js";
 import { openMedia, readMedia } from "../../media/media-fetch.js";
 import { verifyMediaToken } from "../../media/media-token.js";
 import type { Metrics } from "../../metrics.js";
-import type { EmailConfig } from "./email-config.js";
+import { domainOf, type EmailConfig } from "./email-config.js";
 import { composeEmail } from "./email-compose.js";
 import { replyHeaders, replySubject, threadAnchor } from "./email-thread.js";
 import { classifySmtpError } from "./smtp-error.js";
@@ -26,9 +26,6 @@ export interface EmailChannelDeps {
   publicUrl: () => string;
   metrics: Pick<Metrics, "emailSends">;
 }
-
-/** The hub's domain, from EMAIL_FROM: its Message-IDs and the listener's recipients. */
-export const domainOf = (address: string) => address.split("@").pop()!.toLowerCase();
 
 /** The Message-ID of the e-mail a message becomes: the same on every try, so a retry is the same e-mail. */
 export const emailMessageId = (messageId: string, domain: string) => `<${messageId}@${domain}>`;

@@ -67,6 +67,9 @@ export function parseEmailFrom(text: string): EmailAddress | undefined {
   return { address, name: name || undefined };
 }
 
+/** The hub's domain, from EMAIL_FROM: its Message-IDs and the listener's recipients. */
+export const domainOf = (address: string) => address.split("@").pop()!.toLowerCase();
+
 /** The SMTP URL without its password, for the start-up banner and logs. */
 export function smtpLabel(smtpUrl: string): string {
   const url = new URL(smtpUrl);

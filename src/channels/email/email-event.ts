@@ -2,7 +2,7 @@
 // without what their client quoted, the full text kept), an automatic reply (out-of-office, vacation:
 // recorded, never the person's words), a bounce (a delivery report about an e-mail the hub sent), or nothing
 // to act on. Pure but for the parsing: the worker (inbound-emails.ts) applies it.
-import { simpleParser, type AddressObject, type Attachment as ParsedAttachment, type ParsedMail } from "mailparser";
+import type { AddressObject, Attachment as ParsedAttachment, ParsedMail } from "mailparser";
 import { plainText } from "../../data-text.js";
 import { newText } from "./quoted-text.js";
 
@@ -116,6 +116,8 @@ function bounceOf(mail: ParsedMail, headers: EmailHeaders): EmailEvent | undefin
 
 /** Reads one raw e-mail; `fallbackId` names it when it has no Message-ID of its own. */
 export async function readEmail(raw: Buffer, fallbackId: string, hubAddress: string): Promise<EmailEvent> {
+  // Loaded on first use: a hub without e-mail never loads the parser.
+  const { simpleParser } = await import("mailparser");
   const mail = await simpleParser(raw, { skipHtmlToText: false, skipTextLinks: true });
   const headers = threadHeaders(mail, fallbackId);
   const bounce = bounceOf(mail, headers);
