@@ -1,8 +1,9 @@
 // What a person newly wrote in a reply, without the earlier messages their client quoted: lines starting
-// with ">" (wherever they are), and everything from an "On … wrote:" attribution (in the common languages and split over two lines, as
-// Gmail wraps it), Outlook's "-----Original Message-----" and "From: … Sent: …" header block, Apple Mail's
-// "Begin forwarded message:", and a signature after "-- ". The agent reads this; the whole text stays in
-// the message's data. When stripping would leave nothing, the whole text is kept (someone who only quoted).
+// with ">" (wherever they are), and everything from an "On … wrote:" attribution (in the common languages,
+// also split over two lines as Gmail wraps it), Outlook's "-----Original Message-----" and "From: … Sent: …"
+// header block, Apple Mail's "Begin forwarded message:", and a signature after "-- ". The agent reads this;
+// the whole text stays in the message's data. When stripping would leave nothing, the whole text is kept
+// (someone who only quoted).
 
 const ATTRIBUTION =
   /^(On\s.+(wrote|schrieb|a écrit|escribió|ha scritto|schreef)\s*:|Am\s.+schrieb.*:|Le\s.+a écrit\s*:|El\s.+escribió\s*:|Il\s.+ha scritto\s*:|Op\s.+schreef.*:)\s*$/i;
