@@ -2,6 +2,7 @@
 // agent's settings, the default template). src/config/ is the only reader of process.env.
 import path from "node:path";
 import { metaAccounts, type MetaAccount } from "./channels/meta/meta-accounts.js";
+import { emailConfig, type EmailConfig } from "./channels/email/email-config.js";
 import { pushConfig, type PushConfig } from "./push/push-config.js";
 import { parseSpan } from "./tools/duration.js";
 import type { WhatsappTemplate } from "./tools/tool-file.js";
@@ -119,6 +120,8 @@ export interface Config {
   events: EventsConfig;
   /** SMS through Twilio (src/channels/sms/): off when undefined. */
   sms: SmsConfig | undefined;
+  /** The e-mail channel (SMTP_URL, EMAIL_FROM), off when undefined. */
+  email: EmailConfig | undefined;
 }
 
 export interface EventsConfig {
@@ -191,6 +194,12 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     const found = smsConfig(parsed.data);
     if ("problems" in found) problems.push(...found.problems);
     else sms = found.sms;
+  }
+  let email: EmailConfig | undefined;
+  if (parsed.success) {
+    const found = emailConfig(parsed.data);
+    if ("problems" in found) problems.push(...found.problems);
+    else email = found.email;
   }
   let tokenTtlMs = 0;
   if (parsed.success) {
@@ -292,5 +301,6 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       pollMs: env.EVENTS_POLL_MS,
     },
     sms,
+    email,
   };
 }

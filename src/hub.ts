@@ -13,6 +13,9 @@ import { metaChannels } from "./channels/meta/meta-channels.js";
 import { startWebhookWorker } from "./channels/meta/meta-webhooks.js";
 import { smsChannel } from "./channels/sms/sms-channel.js";
 import { twilioClient } from "./channels/sms/twilio-client.js";
+import { domainOf, smtpLabel } from "./channels/email/email-config.js";
+import { commitEmail, startEmailWorker } from "./channels/email/inbound-emails.js";
+import type { SmtpListener } from "./channels/email/smtp-listener.js";
 import { widgetChannel } from "./channels/widget/widget-channel.js";
 import { setWebhookAtStart, telegramAdapter, telegramBanner } from "./channels/telegram/telegram-start.js";
 import { visitorLimits } from "./channels/widget/visitor-limits.js";
@@ -76,6 +79,8 @@ async function boundedWait(work: Promise<unknown>, ms: number, onTimeout: () => 
 
 export interface Hub {
   ctx: HubContext;
+  /** The port of the hub's SMTP listener, when it has one (EMAIL_SMTP_PORT). */
+  smtpPort?: number;
   /** Where the HTTP server listens (web roles), e.g. http://127.0.0.1:3000. */
   url: string | undefined;
   database: Database;
@@ -244,7 +249,17 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
             now,
           })
         : disabledChannel,
-      email: disabledChannel,
+      // nodemailer (and the SMTP listener's smtp-server, below) are loaded only by a hub with e-mail.
+      email: config.email
+        ? (await import("./channels/email/email-channel.js")).emailChannel({
+            email: config.email,
+            config,
+            sql: database.sql,
+            now,
+            publicUrl: () => publicUrl,
+            metrics,
+          })
+        : disabledChannel,
     },
     limits: visitorLimits(queues.redis, queues.prefix, config.limits),
     keyFailures: keyFailures(queues.redis, queues.prefix, config.limits.authFailuresPerMinute),
@@ -301,10 +316,36 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
     url = `http://${config.host === "0.0.0.0" ? "127.0.0.1" : config.host}:${port}`;
     if (config.port === 0) publicUrl = config.publicUrl.replace(/:0$/, `:${port}`);
   }
+  // People's e-mail comes in where HTTP does (web roles); a port taken is a start-up error like PORT's.
+  let smtpListener: SmtpListener | undefined;
+  if (config.role !== "worker" && config.email?.listen) {
+    const { listen, from } = config.email;
+    const { smtpListenError, startSmtpListener } = await import("./channels/email/smtp-listener.js");
+    try {
+      smtpListener = await startSmtpListener({
+        listen,
+        domain: domainOf(from.address),
+        commit: (raw) => commitEmail(ctx, raw),
+        counted: (outcome) => metrics.emailsReceived.inc({ outcome }),
+        log,
+      });
+    } catch (error) {
+      await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+      stopForwarding();
+      jobEvents.stop();
+      toolReloads.stop();
+      backlog.stop();
+      await realtime.close().catch(() => undefined);
+      await queues.close().catch(() => undefined);
+      await database.close().catch(() => undefined);
+      throw smtpListenError(listen.host, listen.port, error);
+    }
+  }
 
   let workers: Workers | undefined;
   let turnWorker: Worker | undefined;
   let webhookWorker: Worker | undefined;
+  let emailWorker: Worker | undefined;
   let pushWorker: Worker | undefined;
   let sweeper: { stop(): Promise<void> } | undefined;
   let eventSender: { stop(): Promise<void> } | undefined;
@@ -312,6 +353,7 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
     workers = await startJobWorkers(ctx);
     turnWorker = startTurnWorker(ctx);
     webhookWorker = startWebhookWorker(ctx);
+    if (config.email) emailWorker = startEmailWorker(ctx);
     pushWorker = startPushWorker(ctx);
     sweeper = startSweeper(ctx);
     if (config.events.endpoints.length > 0)
@@ -335,6 +377,15 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
       sms: config.sms
         ? `on (${config.sms.messagingServiceSid ? `Messaging Service ${config.sms.messagingServiceSid}` : config.sms.from.join(", ")})`
         : "off (TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN, TWILIO_FROM)",
+      email: config.email
+        ? `on (from ${config.email.from.address} via ${smtpLabel(config.email.smtpUrl)}; ${
+            smtpListener
+              ? `receiving on SMTP port ${smtpListener.port}${config.email.listen?.tls ? " with STARTTLS" : ""}`
+              : config.role === "worker"
+                ? "receiving on the web processes"
+                : "not receiving (EMAIL_SMTP_PORT)"
+          })`
+        : "off (SMTP_URL, EMAIL_FROM)",
       events: config.events.endpoints.length > 0 ? `${config.events.endpoints.length} endpoint(s)` : "off",
       web_push: config.push.webPush ? "on" : "off (VAPID_PUBLIC_KEY, VAPID_PRIVATE_KEY)",
       fcm: config.push.fcm
@@ -348,6 +399,7 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
   return {
     ctx,
     url,
+    ...(smtpListener ? { smtpPort: smtpListener.port } : {}),
     database,
     async stop() {
       // Stop accepting, send this process's sockets elsewhere, let in-flight requests and turns finish for
@@ -362,10 +414,11 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
         await boundedWait(closed, DRAIN_HTTP_MS, () => server!.closeAllConnections());
         await dropped;
       }
+      await smtpListener?.stop();
       await sweeper?.stop();
       await eventSender?.stop();
       await ctx.mcp?.stop();
-      const queueWorkers = [workers, turnWorker, webhookWorker, pushWorker];
+      const queueWorkers = [workers, turnWorker, webhookWorker, emailWorker, pushWorker];
       await boundedWait(
         Promise.all(queueWorkers.map((worker) => worker?.close())),
         DRAIN_WORK_MS,

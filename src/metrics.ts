@@ -45,6 +45,16 @@ export function createMetrics() {
       "code",
     ]),
     turns: counter("hub_turns_total", "Turns run, by outcome", ["outcome"]),
+    emailsReceived: counter(
+      "hub_email_received_total",
+      "E-mails offered to the SMTP listener: accepted (committed), duplicate (a Message-ID already in), refused",
+      ["outcome"],
+    ),
+    emailEvents: counter("hub_email_events_total", "Inbound e-mails processed, by what they meant", ["outcome"]),
+    emailSends: counter("hub_email_sends_total", "E-mails sent over SMTP: sent, failed (5xx), deferred (retried)", [
+      "outcome",
+      "code",
+    ]),
     modelRequests: counter("hub_agent_model_requests_total", "The LLM agent's model calls, by model and outcome", [
       "model",
       "outcome",

@@ -13,6 +13,7 @@ export const QUEUE_NAMES = {
   turns: "turns",
   webhooks: "meta-webhooks",
   pushes: "push-notifications",
+  emails: "inbound-emails",
 } as const;
 
 export type QueueName = keyof typeof QUEUE_NAMES;
@@ -27,6 +28,8 @@ export interface Queues {
   turns: Queue<TurnData>;
   webhooks: Queue;
   pushes: Queue<PushJob>;
+  /** E-mails the SMTP listener committed, by id (src/channels/email/inbound-emails.ts). */
+  emails: Queue<{ emailId: string }>;
   /**
    * BullMQ's OpenTelemetry (bullmq-otel) when the hub traces, else undefined: given to every queue and worker, it
    * carries a producer's trace context with the job to the worker that runs it.
@@ -100,6 +103,7 @@ export async function openQueues(
   const turns = make<TurnData>(QUEUE_NAMES.turns);
   const webhooks = make(QUEUE_NAMES.webhooks);
   const pushes = make<PushJob>(QUEUE_NAMES.pushes);
+  const emails = make<{ emailId: string }>(QUEUE_NAMES.emails);
   return {
     redis,
     prefix,
@@ -108,6 +112,7 @@ export async function openQueues(
     turns,
     webhooks,
     pushes,
+    emails,
     telemetry,
     workerConnection() {
       const connection = watch.watch(openRedis(target, redisOptions()), "worker");
@@ -118,7 +123,7 @@ export async function openQueues(
     isReady: () => redis.status === "ready",
     notReady: () => watch.notReady(),
     async close() {
-      await Promise.all([cancels.close(), turns.close(), webhooks.close(), pushes.close()]);
+      await Promise.all([cancels.close(), turns.close(), webhooks.close(), pushes.close(), emails.close()]);
       await Promise.all(connections.map((connection) => connection.quit().catch(() => connection.disconnect())));
     },
   };

@@ -7,6 +7,7 @@ import { mediaEnvShape } from "../media/media-config.js";
 import { retentionEnvShape } from "../retention/retention-config.js";
 import { telegramEnvShape } from "../channels/telegram/telegram-config.js";
 import { smsEnvShape } from "../channels/sms/sms-config.js";
+import { emailEnvShape } from "../channels/email/email-config.js";
 import { parseSpan } from "../tools/duration.js";
 
 const optional = z
@@ -175,6 +176,8 @@ export const envSchema = z.object({
   ...telegramEnvShape,
   // SMS through Twilio: TWILIO_* (src/channels/sms/sms-config.ts).
   ...smsEnvShape,
+  // E-mail: SMTP_URL, EMAIL_FROM and the hub's SMTP listener, EMAIL_SMTP_* (src/channels/email/email-config.ts).
+  ...emailEnvShape,
 });
 
 export type Env = z.input<typeof envSchema>;

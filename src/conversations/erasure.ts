@@ -150,6 +150,13 @@ async function erasePersonData(tx: SqlQuery, row: LockedConversation, at: Date):
     [id, at],
   );
   await tx.query(`DELETE FROM "TurnInput" WHERE "conversationId" = $1::uuid`, [id]);
+  // The e-mails as they came (src/channels/email/inbound-emails.ts), by the Message-IDs the timeline recorded.
+  if (row.channel === "email")
+    await tx.query(
+      `DELETE FROM "InboundEmail" WHERE "messageId" IN (
+         SELECT "externalId" FROM "Message" WHERE "conversationId" = $1::uuid AND "externalId" IS NOT NULL)`,
+      [id],
+    );
   // Push sends go with their messages and devices (ON DELETE CASCADE), progress with its jobs.
   await tx.query(`DELETE FROM "Message" WHERE "conversationId" = $1::uuid`, [id]);
   await tx.query(`DELETE FROM "Job" WHERE "conversationId" = $1::uuid`, [id]);

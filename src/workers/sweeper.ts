@@ -8,6 +8,7 @@
 // in it too, at most once a minute per process.
 import type { HubContext } from "../context.js";
 import { sweepWebhooks } from "../channels/meta/meta-webhooks.js";
+import { sweepEmails } from "../channels/email/inbound-emails.js";
 import { deleteExpiredWebhooks } from "../channels/meta/webhook-retention.js";
 import { deleteExpiredErasedMessages } from "../conversations/erased.js";
 import { resendOwedCancelRequests } from "../jobs/cancel-requests.js";
@@ -78,6 +79,8 @@ export async function sweepOnce(
   // Before the requeue: a delivery still owed is never deleted, whatever its age.
   const webhooksDeleted = await deleteExpiredWebhooks(ctx);
   const webhooks = await sweepWebhooks(ctx);
+  // E-mails committed and not processed; with the channel off none come in, and none are left to process.
+  if (ctx.config.email) await sweepEmails(ctx);
   const cancels = await resendOwedCancelRequests(ctx);
   const pushes = await sweepPushes(ctx);
   const reruns = await startOwedReruns(ctx);
