@@ -278,6 +278,24 @@ describe("Telegram", () => {
       unreachableAt: null,
       unreachableReason: null,
     });
+
+    // Erased: Telegram's updates that carried her chat id go with her messages; a redelivery is not taken.
+    await hub.settled();
+    const update = telegram.messageUpdate(eva, { text: "my address is Calle Falsa 123" });
+    expect((await telegram.postUpdate(update)).status).toBe(200);
+    await hub.settled();
+    const carrying = () =>
+      hub.ctx.sql.query(
+        `SELECT 1 FROM "WebhookEvent" WHERE source = 'telegram' AND body->'message'->'chat'->>'id' = $1`,
+        [String(eva.id)],
+      );
+    expect((await carrying()).length).toBeGreaterThan(0);
+    expect((await hub.api("POST", `/v1/conversations/${conversation.id}/erase`)).status).toBe(200);
+    expect(await carrying()).toEqual([]);
+    expect((await telegram.postUpdate(update)).status).toBe(200);
+    await hub.settled();
+    expect(await carrying()).toEqual([]);
+    expect(await hub.db.message.count({ where: { text: { contains: "Calle Falsa" } } })).toBe(0);
   });
 
   it("refuses a token without its secret at start; `hub telegram set-webhook` points the bot at the hub", async () => {

@@ -175,7 +175,7 @@ async function erasePersonData(tx: SqlQuery, row: LockedConversation, at: Date):
  * Meta's raw deliveries hold the person's number or id and what they wrote. A delivery is the person's when
  * any string in it is exactly their contact (wa_id, IGSID, PSID) or their BSUID — `contacts[].wa_id`,
  * `messages[].from`, `statuses[].recipient_id`, `sender.id`/`recipient.id`, `user_id` … wherever Meta puts
- * them — on the conversation's channel. Exact equality of a whole value, not a substring: a number inside a
+ * them — on the conversation's channel (Telegram's chat id, a JSON number there, as a number). Exact equality of a whole value, not a substring: a number inside a
  * text does not match, and an id is never part of another.
  */
 async function deletePersonWebhooks(tx: SqlQuery, row: LockedConversation): Promise<void> {
@@ -183,7 +183,10 @@ async function deletePersonWebhooks(tx: SqlQuery, row: LockedConversation): Prom
   await tx.query(
     `DELETE FROM "WebhookEvent" w WHERE w.source = $1 AND EXISTS (
        SELECT 1 FROM unnest($2::text[]) AS person(id)
-       WHERE jsonb_path_exists(w.body, 'lax $.** ? (@ == $id)', jsonb_build_object('id', person.id)))`,
+       WHERE jsonb_path_exists(w.body, 'lax $.** ? (@ == $id)', jsonb_build_object('id', person.id))
+         -- Telegram writes a chat id as a JSON number.
+         OR ($1 = 'telegram' AND person.id ~ '^-?[0-9]{1,19}$' AND jsonb_path_exists(w.body, 'lax $.** ? (@ == $id)',
+               jsonb_build_object('id', person.id::numeric))))`,
     [row.channel, ids],
   );
 }
