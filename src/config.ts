@@ -17,6 +17,7 @@ import { retentionConfig, type RetentionConfig } from "./retention/retention-con
 import { eventEndpoints, type EventEndpoint } from "./events/event-endpoints.js";
 import { MIN_SECRET_LENGTH } from "./config/production.js";
 import { smsConfig, type SmsConfig } from "./channels/sms/sms-config.js";
+import { telegramConfig, type TelegramConfig } from "./channels/telegram/telegram-config.js";
 
 export { configuredToolsDir, toolEnvironment, type Env } from "./config/env.js";
 export type { LlmConfig } from "./config/llm-config.js";
@@ -106,6 +107,8 @@ export interface Config {
     /** Processed deliveries are deleted after this; a delivery whose events are all older is ignored. */
     webhookRetentionMs: number;
   };
+  /** Telegram (Bot API over webhooks): off (undefined) without TELEGRAM_BOT_TOKEN. */
+  telegram: TelegramConfig | undefined;
   /** Web Push and FCM notifications for widget conversations whose results wait with the chat closed. */
   push: PushConfig;
   /** How long ended jobs' data, idle conversations, uploads and outgoing events are kept (src/retention/). */
@@ -180,6 +183,12 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     const found = smsConfig(parsed.data);
     if ("problems" in found) problems.push(...found.problems);
     else sms = found.sms;
+  }
+  let telegram: TelegramConfig | undefined;
+  if (parsed.success) {
+    const found = telegramConfig(parsed.data);
+    if ("problems" in found) problems.push(...found.problems);
+    else telegram = found.telegram;
   }
   let tokenTtlMs = 0;
   if (parsed.success) {
@@ -267,6 +276,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       statusWaitMs: env.META_STATUS_WAIT_MS,
       webhookRetentionMs: env.WEBHOOK_RETENTION,
     },
+    telegram,
     push,
     retention: retentionConfig(env),
     events: {

@@ -14,6 +14,7 @@ import { startWebhookWorker } from "./channels/meta/meta-webhooks.js";
 import { smsChannel } from "./channels/sms/sms-channel.js";
 import { twilioClient } from "./channels/sms/twilio-client.js";
 import { widgetChannel } from "./channels/widget/widget-channel.js";
+import { setWebhookAtStart, telegramAdapter, telegramBanner } from "./channels/telegram/telegram-start.js";
 import { visitorLimits } from "./channels/widget/visitor-limits.js";
 import { keyFailures } from "./server/key-failures.js";
 import { toolEnvironment, type Config } from "./config.js";
@@ -231,7 +232,6 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
       android: widget,
       flutter: widget,
       ...metaChannels(config, queues),
-      telegram: disabledChannel,
       sms: config.sms
         ? smsChannel({
             config: config.sms,
@@ -240,6 +240,9 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
             publicUrl: () => publicUrl,
             now,
           })
+        : disabledChannel,
+      telegram: config.telegram
+        ? telegramAdapter(config.telegram, { queues, sql: database.sql, metrics, now })
         : disabledChannel,
       email: disabledChannel,
     },
@@ -315,6 +318,7 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
       eventSender = startEventSender({ ...ctx, events: config.events, sql: database.eventsSql });
   }
   ctx.mcp?.start();
+  if (config.telegram && config.role !== "worker") setWebhookAtStart(config.telegram, log);
   // Each process watches its tool folder: a change is reloaded here, whichever process saw it first.
   if (config.toolsWatch) reloader.watch();
   log.info(
@@ -330,6 +334,7 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
       sms: config.sms
         ? `on (${config.sms.messagingServiceSid ? `Messaging Service ${config.sms.messagingServiceSid}` : config.sms.from.join(", ")})`
         : "off (TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN, TWILIO_FROM)",
+      telegram: telegramBanner(config.telegram),
       events: config.events.endpoints.length > 0 ? `${config.events.endpoints.length} endpoint(s)` : "off",
       web_push: config.push.webPush ? "on" : "off (VAPID_PUBLIC_KEY, VAPID_PRIVATE_KEY)",
       fcm: config.push.fcm

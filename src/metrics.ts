@@ -92,6 +92,21 @@ export function createMetrics() {
       help: "Twilio status callbacks for a message the hub never sent (after a short wait for its send to be recorded)",
       registers: [registry],
     }),
+    telegramUpdates: counter(
+      "hub_telegram_updates_total",
+      "Telegram webhook updates answered 200, by outcome: committed, or duplicate (an update_id already committed)",
+      ["outcome"],
+    ),
+    telegramEvents: counter(
+      "hub_telegram_events_total",
+      "Telegram updates processed, by what they meant: message, tap, blocked, unblocked, ignored",
+      ["outcome"],
+    ),
+    telegramSends: counter(
+      "hub_telegram_sends_total",
+      "Bot API calls that send (sendMessage, sendPhoto, sendDocument, sendChatAction), by outcome: sent, deferred, failed, unreachable",
+      ["method", "outcome"],
+    ),
     pushSends: counter(
       "hub_push_sends_total",
       "Push notification tries by service and outcome (sent, gone, retry, failed, skipped)",

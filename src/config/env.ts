@@ -6,6 +6,7 @@ import { pushEnvShape } from "../push/push-config.js";
 import { mediaEnvShape } from "../media/media-config.js";
 import { retentionEnvShape } from "../retention/retention-config.js";
 import { smsEnvShape } from "../channels/sms/sms-config.js";
+import { telegramEnvShape } from "../channels/telegram/telegram-config.js";
 import { parseSpan } from "../tools/duration.js";
 
 const optional = z
@@ -160,6 +161,8 @@ export const envSchema = z.object({
   ...retentionEnvShape,
   // SMS through Twilio: TWILIO_* (src/channels/sms/sms-config.ts).
   ...smsEnvShape,
+  // Telegram: TELEGRAM_BOT_TOKEN, TELEGRAM_WEBHOOK_SECRET, TELEGRAM_API_URL (src/channels/telegram/telegram-config.ts).
+  ...telegramEnvShape,
 });
 
 export type Env = z.input<typeof envSchema>;

@@ -1,4 +1,4 @@
-// How long one message may be on each Meta channel, and how a longer reply is split into several sends:
+// How long one message may be on each Meta channel and Telegram, and how a longer reply is split into several sends:
 // at a paragraph break if one falls in the second half of the limit, else at a sentence end, else at a
 // space, else at the limit itself — never inside a character (half of an emoji's surrogate pair is not text).
 import type { Channel } from "./channel.js";
@@ -9,6 +9,7 @@ export const TEXT_LIMITS: Partial<Record<Channel, number>> = {
   messenger: 1000,
   // Twilio refuses a longer Body (21617); it sends one as several segments the phone joins.
   sms: 1600,
+  telegram: 4096,
 };
 
 /** The parts a text is sent as on this channel: itself when it fits (always on widget channels). */

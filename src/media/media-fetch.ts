@@ -49,8 +49,8 @@ const unavailable = (what: string): MediaRefusal => ({
   message: what,
 });
 
-/** What reading a file needs: the media, Meta and SMS settings, and the store (widget uploads). */
-export type MediaCtx = { config: Pick<Config, "media" | "meta" | "sms">; sql: Sql };
+/** What reading a file needs: the media, Meta, Telegram and SMS settings, and the store (widget uploads). */
+export type MediaCtx = { config: Pick<Config, "media" | "meta" | "telegram" | "sms">; sql: Sql };
 
 /**
  * The file one token names: the person's message (not withdrawn), its attachment at that place, its bytes; or
@@ -128,6 +128,7 @@ export async function openSource(
     if ("refusal" in stored) return stored.refusal;
     return opened(stored.response, attachment, max, "Twilio's file host");
   }
+  if (source.kind === "telegram") return openTelegramFile(ctx, conversation, attachment, source.fileId, signal);
   const account = ctx.config.meta.accounts.find((a) => a.channel === "whatsapp" && a.id === conversation.account);
   if (conversation.channel !== "whatsapp" || !account)
     return unavailable("this hub no longer answers for the account the file was sent to");
@@ -158,6 +159,49 @@ export async function openSource(
   if ("refusal" in download) return download.refusal;
   const mimeType = typeof media.mime_type === "string" && media.mime_type ? media.mime_type : attachment.mimeType;
   return opened(download.response, { ...attachment, mimeType }, max, "WhatsApp");
+}
+
+/**
+ * A Telegram file: getFile gives its path (for an hour), then `{api}/file/bot<token>/<path>` its bytes. Both
+ * URLs hold the bot's token: only the Bot API's own origin is asked, no redirect is followed, and neither
+ * URL appears in an answer or a log line.
+ */
+async function openTelegramFile(
+  ctx: MediaCtx,
+  conversation: { channel: string; account: string },
+  attachment: StoredAttachment,
+  fileId: string,
+  signal: AbortSignal | undefined,
+): Promise<MediaAnswer> {
+  const telegram = ctx.config.telegram;
+  if (conversation.channel !== "telegram" || !telegram || telegram.botId !== conversation.account)
+    return unavailable("this hub no longer answers for the bot the file was sent to");
+  const max = ctx.config.media.maxBytes;
+  const hosts: MediaHosts = { hosts: [], origins: [new URL(telegram.apiUrl).origin] };
+  const lookup = await get(
+    hosts,
+    `${telegram.apiUrl}/bot${telegram.token}/getFile?file_id=${encodeURIComponent(fileId)}`,
+    {},
+    "manual",
+    signal,
+  );
+  if ("refusal" in lookup) return lookup.refusal;
+  const file = (await lookup.response.json().catch(() => ({}))) as {
+    ok?: unknown;
+    description?: unknown;
+    result?: { file_path?: unknown; file_size?: unknown };
+  };
+  if (!lookup.response.ok || file.ok !== true) {
+    // "file is too big": the Bot API serves files up to 20 MB.
+    const why = typeof file.description === "string" ? `: ${file.description.slice(0, 200)}` : "";
+    return unavailable(`Telegram did not give the file (HTTP ${lookup.response.status}${why})`);
+  }
+  const filePath = file.result?.file_path;
+  if (typeof filePath !== "string" || !filePath) return unavailable("Telegram answered without the file's path");
+  if (Number(file.result?.file_size) > max) return tooLarge(max);
+  const download = await get(hosts, `${telegram.apiUrl}/file/bot${telegram.token}/${filePath}`, {}, "manual", signal);
+  if ("refusal" in download) return download.refusal;
+  return opened(download.response, attachment, max, "Telegram");
 }
 
 /**

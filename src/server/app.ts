@@ -16,6 +16,7 @@ import { widgetRoutes } from "./routes/widget.js";
 import { widgetUploadRoutes } from "./routes/widget-uploads.js";
 import { metaWebhookRoutes } from "./routes/meta-webhooks.js";
 import { twilioWebhookRoutes } from "./routes/twilio-webhooks.js";
+import { telegramWebhookRoutes } from "./routes/telegram-webhook.js";
 import { mediaRoutes } from "./routes/media.js";
 import { demoBackend } from "../demo/demo-backend.js";
 import { DEMO_TOOL } from "../agent/demo-agent.js";
@@ -40,6 +41,7 @@ export function createApp(ctx: HubContext): Express {
   app.use("/callbacks", nosniff, callbackRoutes(ctx));
   app.use("/webhooks/meta", nosniff, metaWebhookRoutes(ctx));
   app.use("/webhooks/twilio", nosniff, twilioWebhookRoutes(ctx));
+  app.use("/webhooks/telegram", nosniff, telegramWebhookRoutes(ctx));
   app.use(
     helmet({
       contentSecurityPolicy: {

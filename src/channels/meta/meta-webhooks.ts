@@ -18,6 +18,7 @@ import type { MetaEvent } from "./meta-event.js";
 import { inSpan } from "../../tracing/spans.js";
 import { parseMessagingWebhook } from "./messaging-webhook.js";
 import { applySmsWebhook, isSmsSource } from "../sms/sms-webhooks.js";
+import { applyTelegramUpdate } from "../telegram/telegram-updates.js";
 
 export type WebhookSource = "whatsapp" | "instagram" | "messenger";
 
@@ -60,16 +61,19 @@ export async function processWebhook(ctx: HubContext, eventId: string): Promise<
   // Every event is applied; one that must wait (a status ahead of its send) retries the delivery after,
   // and the others are idempotent on Meta's ids.
   let retry: unknown;
-  // Twilio's deliveries (SMS) share the table, the queue and the sweep; what they mean is the SMS channel's.
-  const sms = isSmsSource(event.source);
-  let erased = sms && (await applySmsWebhook(ctx, event.body, event.receivedAt)) === "erased";
-  for (const item of sms ? [] : parseWebhook(event.source, event.body)) {
-    try {
-      erased = (await applyEvent(ctx, item, event.receivedAt)) === "erased" || erased;
-    } catch (error) {
-      retry ??= error;
+  let erased = false;
+  // Telegram's updates and Twilio's deliveries (SMS) share the table, the queue and the sweep; what they mean
+  // is their channel's.
+  if (event.source === "telegram") erased = (await applyTelegramUpdate(ctx, event.body)) === "erased";
+  else if (isSmsSource(event.source)) erased = (await applySmsWebhook(ctx, event.body, event.receivedAt)) === "erased";
+  else
+    for (const item of parseWebhook(event.source, event.body)) {
+      try {
+        erased = (await applyEvent(ctx, item, event.receivedAt)) === "erased" || erased;
+      } catch (error) {
+        retry ??= error;
+      }
     }
-  }
   if (retry) throw retry;
   // A redelivery of what an erasure took holds the person's words and number again: it is not kept (nothing
   // needs a processed delivery; the others of a mixed one were applied all the same).
