@@ -223,7 +223,7 @@ describe("SMS through Twilio", () => {
     const failed = await hub.db.message.findFirstOrThrow({
       where: { conversationId: conversation.id, role: "agent", text: { startsWith: "I found" } },
     });
-    expect(failed).toMatchObject({ status: "failed", decision: "failed", statusReason: "opted_out" });
+    expect(failed).toMatchObject({ status: "failed", decision: "failed", statusReason: "opted_out (unreachable)" });
     expect(textsTo(person)).toHaveLength(1);
     expect(twilio.refused.filter((refusal) => refusal.fields.To?.[0] === person)).toEqual([]);
     // The keywords are in the timeline as events; the agent was not run on them.
