@@ -6,6 +6,7 @@
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../src/config.js";
+import { verifyTwilioSignature } from "../src/channels/sms/twilio-signature.js";
 import { eventually } from "./support/services.js";
 import { CONSOLE_API_KEY, TestHub } from "./support/test-hub.js";
 import { FakeTwilio, signTwilio, TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN } from "./support/fake-twilio.js";
@@ -222,7 +223,7 @@ describe("SMS through Twilio", () => {
     const failed = await hub.db.message.findFirstOrThrow({
       where: { conversationId: conversation.id, role: "agent", text: { startsWith: "I found" } },
     });
-    expect(failed).toMatchObject({ status: "failed", decision: "failed", statusReason: "opted_out" });
+    expect(failed).toMatchObject({ status: "failed", decision: "failed", statusReason: "opted_out (unreachable)" });
     expect(textsTo(person)).toHaveLength(1);
     expect(twilio.refused.filter((refusal) => refusal.fields.To?.[0] === person)).toEqual([]);
     // The keywords are in the timeline as events; the agent was not run on them.
@@ -289,6 +290,29 @@ describe("SMS through Twilio", () => {
     expect((await hub.db.message.findFirstOrThrow({ where: { externalId: last.sid } })).statusReason).toBe(
       "30003 Unreachable destination handset",
     );
+  });
+
+  it("checks signatures as Twilio computes them (its published vectors)", () => {
+    const url = "https://mycompany.com/myapp.php?foo=1&bar=2";
+    const call = new URLSearchParams({
+      CallSid: "CA1234567890ABCDE",
+      Caller: "+14158675309",
+      Digits: "1234",
+      From: "+14158675309",
+      To: "+18005551212",
+    });
+    expect(verifyTwilioSignature("12345", url, call, "RSOYDt4T1cUTdK1PDd93/VVr8B8=")).toBe(true);
+    const repeated = new URLSearchParams([
+      ["Sid", "CA123"],
+      ["SidAccount", "AC123"],
+      ["Digits", "5678"],
+      ["Digits", "1234"],
+      ["Digits", "1234"],
+    ]);
+    expect(verifyTwilioSignature("12345", url, repeated, "IK+Dwps556ElfBT0I3Rgjkr1wJU=")).toBe(true);
+    expect(verifyTwilioSignature("12345", `${url}&extra=1`, call, "RSOYDt4T1cUTdK1PDd93/VVr8B8=")).toBe(false);
+    expect(verifyTwilioSignature("12346", url, call, "RSOYDt4T1cUTdK1PDd93/VVr8B8=")).toBe(false);
+    expect(verifyTwilioSignature("12345", url, call, undefined)).toBe(false);
   });
 
   it("says at start what is wrong with the Twilio settings", () => {

@@ -157,10 +157,10 @@ async function deliverMessage(ctx: DeliverDeps, start: ConversationRow, given: M
       }
       guarded = true;
     } else {
-      // An unreachable person's failure says why, as the channel said it (SMS: opted_out).
+      // An unreachable person's failure says why, as the channel said it: `opted_out (unreachable)` (SMS STOP).
       const reason =
         decided.reason === "unreachable" && conversation.unreachableReason
-          ? conversation.unreachableReason
+          ? `${conversation.unreachableReason} (unreachable)`
           : decided.reason;
       recorded = { status: decided.decision, decision: decided.decision, reason };
       // Held or waiting only while what decided it stands (a hand-back or the person's message may land).

@@ -76,7 +76,8 @@ export function smsChannel(deps: SmsChannelDeps): ChannelAdapter {
         if (!answer.ok) {
           const decided = classifyTwilioError(answer.error);
           // A deferred send throws here and resumes at this part; anything else ends the message.
-          if (decided.action === "retry") throw new SendDeferredError(answer.error.code, answer.error.message);
+          if (decided.action === "retry")
+            throw new SendDeferredError(answer.error.code, answer.error.message, undefined, "sms");
           parts.finished(message.id);
           const title = `${answer.error.code ?? answer.error.httpStatus ?? ""} ${answer.error.message}`.trim();
           if (decided.action === "opted_out") {
