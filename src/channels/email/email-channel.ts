@@ -93,7 +93,7 @@ export function emailChannel(deps: EmailChannelDeps): ChannelAdapter {
         const verdict = classifySmtpError(error);
         if (verdict.action === "retry") {
           deps.metrics.emailSends.inc({ outcome: "deferred", code: String(verdict.code ?? "no_answer") });
-          throw new SendDeferredError(verdict.code, verdict.title);
+          throw new SendDeferredError(verdict.code, verdict.title, undefined, "email");
         }
         deps.metrics.emailSends.inc({ outcome: "failed", code: verdict.code });
         return { status: "failed", decision: "failed", code: verdict.code, title: verdict.title };
