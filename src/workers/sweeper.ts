@@ -7,6 +7,7 @@
 // in it too, at most once a minute per process.
 import type { HubContext } from "../context.js";
 import { sweepWebhooks } from "../channels/meta/meta-webhooks.js";
+import { releaseMarketingHolds } from "../channels/whatsapp/whatsapp-templates.js";
 import { deleteExpiredWebhooks } from "../channels/meta/webhook-retention.js";
 import { deleteExpiredErasedMessages } from "../conversations/erased.js";
 import { resendOwedCancelRequests } from "../jobs/cancel-requests.js";
@@ -66,6 +67,8 @@ export async function sweepOnce(
   pushes: number;
   expired: number;
   reruns: number;
+  /** Conversations whose marketing-template hold (131049) was over: what waited on it routed again. */
+  marketingReleased: number;
   /** Retention's deletions, on the sweeps it ran in. */
   pruned: PruneCounts | undefined;
 }> {
@@ -77,8 +80,9 @@ export async function sweepOnce(
   const cancels = await resendOwedCancelRequests(ctx);
   const pushes = await sweepPushes(ctx);
   const reruns = await startOwedReruns(ctx);
+  const marketingReleased = await releaseMarketingHolds(ctx);
   const pruned = await pruneWhenDue(ctx, state);
-  return { turns, webhooks, webhooksDeleted, cancels, pushes, expired, reruns, pruned };
+  return { turns, webhooks, webhooksDeleted, cancels, pushes, expired, reruns, marketingReleased, pruned };
 }
 
 export function startSweeper(ctx: HubContext): { stop(): Promise<void> } {

@@ -105,6 +105,23 @@ export function whatsappChannel(accounts: WhatsAppAccounts): ChannelAdapter {
         ...(notes.length ? { fallback: `fallback: ${notes.join(", ")}` } : {}),
       };
     },
+    /**
+     * Meta's typing indicator on the person's message (it also marks it read): shown until the reply comes
+     * or for 25 seconds. Only on a message Meta knows by its wamid; best effort (turn.ts logs a refusal).
+     */
+    async showTyping(conversation: SendConversation, replyTo: string | null): Promise<void> {
+      if (!replyTo) return;
+      const account = accountFor(accounts, conversation);
+      if ("failed" in account) return;
+      await account.rate.take();
+      const answer = await account.client.post<{ success?: boolean }>(`${account.id}/messages`, {
+        messaging_product: "whatsapp",
+        status: "read",
+        message_id: replyTo,
+        typing_indicator: { type: "text" },
+      });
+      if (!answer.ok) throw new Error(`typing indicator refused: ${answer.error.code ?? ""} ${answer.error.title}`);
+    },
     async sendTemplate(conversation: SendConversation, template: TemplateMessage): Promise<TemplateOutcome> {
       const answer = await post(conversation, {
         type: "template",
