@@ -21,6 +21,8 @@ import {
   isMarketing,
   isUsableStatus,
   markMarketing,
+  recordRefusedTemplate,
+  REFUSED_TEMPLATE_STATUS,
   MARKETING_HOLD_MS,
   templateStates,
   unusableText,
@@ -165,6 +167,17 @@ async function deliverMessage(ctx: DeliverDeps, start: ConversationRow, given: M
             decision: "awaiting_reply",
             reason: `marketing_limit; until ${until.toISOString()} (${sent.code}${sent.title ? ` ${sent.title}` : ""})`,
           };
+        } else if (sent.status === "failed" && REFUSED_TEMPLATE_STATUS[sent.code]) {
+          // Paused or disabled before Meta's webhook said so: recorded, and routed again (a fallback, or the
+          // result waits for the template's approval). Each candidate is refused at most once.
+          await recordRefusedTemplate(
+            ctx.sql,
+            template,
+            REFUSED_TEMPLATE_STATUS[sent.code]!,
+            `${sent.code}${sent.title ? ` ${sent.title}` : ""}`,
+            ctx.now(),
+          );
+          continue;
         } else if (sent.status === "failed") recorded = failed(sent);
         else {
           // The file went with the template: the rest follows the person's answer, that one not again.
@@ -296,8 +309,7 @@ async function templateFor(
   const stateOf = await templateStates(ctx.sql, candidates);
   const held = conversation.marketingHeldUntil != null && conversation.marketingHeldUntil > ctx.now();
   const usable = candidates.filter((candidate) => isUsableStatus(stateOf(candidate)?.status));
-  const pick =
-    usable.find((candidate) => !(held && isMarketing(stateOf(candidate)))) ?? usable[0] ?? candidates[0]!;
+  const pick = usable.find((candidate) => !(held && isMarketing(stateOf(candidate)))) ?? usable[0] ?? candidates[0]!;
   const unusable = candidates
     .map((candidate) => stateOf(candidate))
     .filter((state): state is TemplateState => state !== undefined && !isUsableStatus(state.status));

@@ -79,3 +79,28 @@ export async function markMarketing(sql: SqlQuery, template: { name: string; lan
     [template.name, template.language, at],
   );
 }
+
+/** Meta's answers to a send of a template it has paused (132015) or disabled (132016). */
+export const REFUSED_TEMPLATE_STATUS: Readonly<Record<string, string>> = { "132015": "PAUSED", "132016": "DISABLED" };
+
+/**
+ * Meta refused a template as paused or disabled before its webhook told the hub: recorded as of now (a later
+ * report of Meta's, an approval, replaces it). Returns the state now recorded.
+ */
+export async function recordRefusedTemplate(
+  sql: SqlQuery,
+  template: { name: string; language: string },
+  status: string,
+  reason: string,
+  at: Date,
+): Promise<TemplateState> {
+  await sql.query(
+    `INSERT INTO "WhatsappTemplate" AS t (name, language, status, reason, "statusAt", "updatedAt")
+     VALUES ($1, $2, $3, $4, $5, $5)
+     ON CONFLICT (name, language) DO UPDATE SET status = EXCLUDED.status, reason = EXCLUDED.reason,
+       "statusAt" = EXCLUDED."statusAt", "updatedAt" = EXCLUDED."updatedAt"
+     WHERE t."statusAt" IS NULL OR t."statusAt" <= EXCLUDED."statusAt"`,
+    [template.name, template.language, status, reason, at],
+  );
+  return { ...template, templateId: null, status, reason, category: null, previousCategory: null, updatedAt: at };
+}

@@ -80,7 +80,8 @@ export async function markTemplateMarketing(ctx: HubContext, externalId: string)
      WHERE "externalId" = $1 AND role = 'template'`,
     [externalId],
   );
-  if (sent?.name && sent.language) await markMarketing(ctx.sql, { name: sent.name, language: sent.language }, ctx.now());
+  if (sent?.name && sent.language)
+    await markMarketing(ctx.sql, { name: sent.name, language: sent.language }, ctx.now());
 }
 
 /** Conversations whose marketing hold is over: what waited on it is routed again (the sweep asks). */

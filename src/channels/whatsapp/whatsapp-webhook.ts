@@ -239,7 +239,8 @@ function chargeOf(status: Json): { charge?: MetaCharge } {
 function templateEvent(field: string, value: Json, account: string, time: unknown): MetaEvent {
   const name = str(value.message_template_name);
   const language = str(value.message_template_language);
-  if (!name || !language) return { kind: "ignored", channel: "whatsapp", account, reason: `${field} without a template` };
+  if (!name || !language)
+    return { kind: "ignored", channel: "whatsapp", account, reason: `${field} without a template` };
   const base = {
     kind: "template" as const,
     channel: "whatsapp" as const,
