@@ -114,6 +114,11 @@ async function deliverMessage(ctx: DeliverDeps, start: ConversationRow, given: M
         return made;
       });
     let decided = routeWith({});
+    if (decided.action === "template") {
+      // One template per waiting period: another message of this turn may have just sent one.
+      conversation = (await ctx.delivery.readConversation(conversation.id)) ?? conversation;
+      decided = routeWith({});
+    }
     // The template path: which template, and whether Meta lets it go now (its status, the person's
     // marketing hold) — the router decides on those once they are known.
     const chosen = decided.action === "template" ? await templateFor(ctx, conversation, message) : undefined;

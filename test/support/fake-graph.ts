@@ -830,6 +830,9 @@ export class FakeGraph {
     const invalid = (details: string) => new SendRefused(400, whatsappError(100, details));
     if (!body) throw invalid("The request body is not valid JSON.");
     if (body.messaging_product !== "whatsapp") throw invalid("The parameter messaging_product is required.");
+    // Marking a person's message read (optionally with the typing indicator) names no recipient: only the
+    // message, which must be one this phone number received.
+    if (body.status !== undefined) return this.markWhatsappRead(from, body, invalid);
     // A person is addressed by phone number (`to`) or by BSUID (`recipient`). Meta lets `to` win when both
     // are given; the fake refuses both, so the hub never depends on which one Meta picks.
     if (body.to !== undefined && body.recipient !== undefined) {
@@ -838,9 +841,6 @@ export class FakeGraph {
     if (body.to === undefined && body.recipient === undefined) {
       throw invalid("The parameter to is required (or recipient, for a business-scoped user id).");
     }
-    // Marking a person's message read (optionally with the typing indicator) names no recipient: only the
-    // message, which must be one this phone number received.
-    if (body.status !== undefined) return this.markWhatsappRead(from, body, invalid);
     let to: string;
     if (body.to !== undefined) {
       if (!nonEmptyString(body.to) || waId(body.to) === "") throw invalid("The parameter to is required.");
