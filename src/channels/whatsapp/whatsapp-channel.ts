@@ -113,7 +113,7 @@ export function whatsappChannel(accounts: WhatsAppAccounts): ChannelAdapter {
       if (!replyTo) return;
       const account = accountFor(accounts, conversation);
       if ("failed" in account) return;
-      await account.rate.take();
+      // Not a message: it takes nothing of the number's send rate (WA_MPS), which paces the replies it precedes.
       const answer = await account.client.post<{ success?: boolean }>(`${account.id}/messages`, {
         messaging_product: "whatsapp",
         status: "read",
