@@ -250,11 +250,14 @@ describe.skipIf(!available)("WhatsApp in production", () => {
   });
 
   it("typing indicator on the person's message, and Meta's real status with pricing on the reply stored once", async () => {
+    // An answer that takes its time: the indicator shows on the person's message while it is composed.
     const who = nextPerson();
+    const release = agent.hold();
     const { id: wamid } = await graph.whatsappInbound(who, "hola");
+    await eventually(() => graph.reads.find((read) => read.messageId === wamid), "the typing indicator");
+    release();
     const reply = await eventually(() => sentTo(who).find((m) => m.text === "you said: hola"), "the reply");
     await settle();
-    await eventually(() => graph.reads.find((read) => read.messageId === wamid), "the typing indicator");
     expect(graph.reads.filter((read) => read.messageId === wamid)).toMatchObject([
       { from: graph.phoneNumberId, typing: true },
     ]);
@@ -270,6 +273,13 @@ describe.skipIf(!available)("WhatsApp in production", () => {
       }),
     });
     expect(refused.status).toBe(400);
+    // A quick answer never flashes one: the reply cancels it.
+    const quick = nextPerson();
+    const { id: quickWamid } = await graph.whatsappInbound(quick, "rápido");
+    await eventually(() => sentTo(quick)[0], "the quick reply");
+    await settle();
+    await new Promise((resolve) => setTimeout(resolve, 1200));
+    expect(graph.reads.filter((read) => read.messageId === quickWamid)).toEqual([]);
 
     // pywa's real `sent` status (with pricing and conversation), pointed at the reply: posted twice.
     const body = realBody("wa-pywa-status-sent.json", new Date(), (copy) => {
