@@ -16,6 +16,8 @@ import { mediaConfig, type MediaConfig } from "./media/media-config.js";
 import { retentionConfig, type RetentionConfig } from "./retention/retention-config.js";
 import { eventEndpoints, type EventEndpoint } from "./events/event-endpoints.js";
 import { MIN_SECRET_LENGTH } from "./config/production.js";
+import { telegramConfig, type TelegramConfig } from "./channels/telegram/telegram-config.js";
+import { smsConfig, type SmsConfig } from "./channels/sms/sms-config.js";
 
 export { configuredToolsDir, toolEnvironment, type Env } from "./config/env.js";
 export type { LlmConfig } from "./config/llm-config.js";
@@ -107,12 +109,18 @@ export interface Config {
     /** Processed deliveries are deleted after this; a delivery whose events are all older is ignored. */
     webhookRetentionMs: number;
   };
+  /** Telegram (Bot API over webhooks): off (undefined) without TELEGRAM_BOT_TOKEN. */
+  telegram: TelegramConfig | undefined;
   /** Web Push and FCM notifications for widget conversations whose results wait with the chat closed. */
   push: PushConfig;
+  /** A result unseen this long in a verified person's widget goes to the WhatsApp number they consented to; null: off. */
+  escalateAfterMs: number | null;
   /** How long ended jobs' data, idle conversations, uploads and outgoing events are kept (src/retention/). */
   retention: RetentionConfig;
   /** Outgoing events (docs/events.md): off when `endpoints` is empty. */
   events: EventsConfig;
+  /** SMS through Twilio (src/channels/sms/): off when undefined. */
+  sms: SmsConfig | undefined;
 }
 
 export interface EventsConfig {
@@ -179,6 +187,18 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     const found = eventEndpoints(parsed.data ?? source, { production, minSecretLength: MIN_SECRET_LENGTH });
     if ("problems" in found) problems.push(...found.problems);
     else eventsTo = found.endpoints;
+  }
+  let telegram: TelegramConfig | undefined;
+  if (parsed.success) {
+    const found = telegramConfig(parsed.data);
+    if ("problems" in found) problems.push(...found.problems);
+    else telegram = found.telegram;
+  }
+  let sms: SmsConfig | undefined;
+  if (parsed.success) {
+    const found = smsConfig(parsed.data);
+    if ("problems" in found) problems.push(...found.problems);
+    else sms = found.sms;
   }
   let tokenTtlMs = 0;
   if (parsed.success) {
@@ -267,7 +287,9 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       statusWaitMs: env.META_STATUS_WAIT_MS,
       webhookRetentionMs: env.WEBHOOK_RETENTION,
     },
+    telegram,
     push,
+    escalateAfterMs: env.ESCALATE_AFTER,
     retention: retentionConfig(env),
     events: {
       endpoints: eventsTo,
@@ -278,5 +300,6 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       concurrency: env.EVENTS_CONCURRENCY,
       pollMs: env.EVENTS_POLL_MS,
     },
+    sms,
   };
 }

@@ -11,7 +11,10 @@ import { modelLabel } from "./agent/llm/model-choice.js";
 import { disabledChannel } from "./channels/disabled-channel.js";
 import { metaChannels } from "./channels/meta/meta-channels.js";
 import { startWebhookWorker } from "./channels/meta/meta-webhooks.js";
+import { smsChannel } from "./channels/sms/sms-channel.js";
+import { twilioClient } from "./channels/sms/twilio-client.js";
 import { widgetChannel } from "./channels/widget/widget-channel.js";
+import { setWebhookAtStart, telegramAdapter, telegramBanner } from "./channels/telegram/telegram-start.js";
 import { visitorLimits } from "./channels/widget/visitor-limits.js";
 import { keyFailures } from "./server/key-failures.js";
 import { toolEnvironment, type Config } from "./config.js";
@@ -229,8 +232,18 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
       android: widget,
       flutter: widget,
       ...metaChannels(config, queues),
-      telegram: disabledChannel,
-      sms: disabledChannel,
+      telegram: config.telegram
+        ? telegramAdapter(config.telegram, { queues, sql: database.sql, metrics, now })
+        : disabledChannel,
+      sms: config.sms
+        ? smsChannel({
+            config: config.sms,
+            client: twilioClient(config.sms),
+            sql: database.sql,
+            publicUrl: () => publicUrl,
+            now,
+          })
+        : disabledChannel,
       email: disabledChannel,
     },
     limits: visitorLimits(queues.redis, queues.prefix, config.limits),
@@ -305,6 +318,7 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
       eventSender = startEventSender({ ...ctx, events: config.events, sql: database.eventsSql });
   }
   ctx.mcp?.start();
+  if (config.telegram && config.role !== "worker") setWebhookAtStart(config.telegram, log);
   // Each process watches its tool folder: a change is reloaded here, whichever process saw it first.
   if (config.toolsWatch) reloader.watch();
   log.info(
@@ -317,6 +331,10 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
       agent: config.agent ? "http" : config.llm ? `llm (${modelLabel(config.llm)})` : "built-in composer",
       meta_accounts: config.meta.accounts.map((account) => `${account.channel}:${account.id}`),
       meta_webhooks: config.meta.appSecret ? "on" : "off (META_APP_SECRET)",
+      telegram: telegramBanner(config.telegram),
+      sms: config.sms
+        ? `on (${config.sms.messagingServiceSid ? `Messaging Service ${config.sms.messagingServiceSid}` : config.sms.from.join(", ")})`
+        : "off (TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN, TWILIO_FROM)",
       events: config.events.endpoints.length > 0 ? `${config.events.endpoints.length} endpoint(s)` : "off",
       web_push: config.push.webPush ? "on" : "off (VAPID_PUBLIC_KEY, VAPID_PRIVATE_KEY)",
       fcm: config.push.fcm

@@ -98,6 +98,30 @@ export function createMetrics() {
       "Meta statuses for a message the hub never sent (after a short wait for its send to be recorded)",
       ["channel"],
     ),
+    telegramUpdates: counter(
+      "hub_telegram_updates_total",
+      "Telegram webhook updates answered 200, by outcome: committed, or duplicate (an update_id already committed)",
+      ["outcome"],
+    ),
+    telegramEvents: counter(
+      "hub_telegram_events_total",
+      "Telegram updates processed, by what they meant: message, tap, blocked, unblocked, ignored",
+      ["outcome"],
+    ),
+    telegramSends: counter(
+      "hub_telegram_sends_total",
+      "Bot API calls that send (sendMessage, sendPhoto, sendDocument, sendChatAction), by outcome: sent, deferred, failed, unreachable",
+      ["method", "outcome"],
+    ),
+    smsWebhooks: counter("hub_sms_webhooks_total", "Twilio webhook deliveries committed, by kind (inbound, status)", [
+      "kind",
+    ]),
+    smsEvents: counter("hub_sms_events_total", "Twilio webhook deliveries processed, by what they meant", ["outcome"]),
+    smsStatusesDropped: new Counter({
+      name: "hub_sms_statuses_dropped_total",
+      help: "Twilio status callbacks for a message the hub never sent (after a short wait for its send to be recorded)",
+      registers: [registry],
+    }),
     pushSends: counter(
       "hub_push_sends_total",
       "Push notification tries by service and outcome (sent, gone, retry, failed, skipped)",

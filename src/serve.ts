@@ -50,6 +50,7 @@ function banner(config: Config, hub: Hub, local: LocalModel | undefined): string
     `  WhatsApp:    ${onOff(config, "whatsapp", "WA_PHONE_NUMBER_ID and WA_ACCESS_TOKEN")}`,
     `  Instagram:   ${onOff(config, "instagram", "IG_ACCOUNT_ID and IG_ACCESS_TOKEN")}`,
     `  Messenger:   ${onOff(config, "messenger", "FB_PAGE_ID and FB_PAGE_ACCESS_TOKEN")}`,
+    `  SMS:         ${smsLine(config, publicUrl)}`,
     `  events:      ${eventsLine(config)}`,
     "",
   );
@@ -84,6 +85,14 @@ function agentLine(config: Config): string {
 function withoutQuery(url: string): string {
   const parsed = new URL(url);
   return `${parsed.origin}${parsed.pathname}`;
+}
+
+/** SMS through Twilio: the numbers (or the Messaging Service), and the URL to give Twilio for messages. */
+function smsLine(config: Config, publicUrl: string): string {
+  const sms = config.sms;
+  if (!sms) return "off (set TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN and TWILIO_FROM or TWILIO_MESSAGING_SERVICE_SID)";
+  const senders = [...sms.from, ...(sms.messagingServiceSid ? [`Messaging Service ${sms.messagingServiceSid}`] : [])];
+  return `on (${senders.join(", ")}); Twilio's "a message comes in" webhook: ${publicUrl}/webhooks/twilio/sms`;
 }
 
 function onOff(config: Config, channel: MetaChannel, settings: string): string {

@@ -118,6 +118,13 @@ describe("fuzzing every JSON endpoint", () => {
       headers: agent,
     },
     { name: "job message", method: "POST", path: () => `/v1/jobs/${jobId}/messages`, keys: ["text"], headers: agent },
+    {
+      name: "person's reach",
+      method: "PUT",
+      path: () => "/v1/people/fuzz-person/reach/whatsapp",
+      keys: ["contact", "account", "consent"],
+      headers: agent,
+    },
     { name: "cancel", method: "POST", path: () => `/v1/jobs/${jobId}/cancel`, keys: ["reason"], headers: agent },
     {
       name: "takeover",

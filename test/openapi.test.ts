@@ -6,6 +6,7 @@ import type { Router } from "express";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { consoleRoutes } from "../src/server/routes/console.js";
 import { erasureRoutes } from "../src/server/routes/erasure.js";
+import { personReachRoutes } from "../src/server/routes/person-reach.js";
 import { v1Routes } from "../src/server/routes/v1.js";
 import { TestHub, CONSOLE_API_KEY } from "./support/test-hub.js";
 import { startToolBackend, type ToolBackend } from "./support/tool-backend.js";
@@ -50,6 +51,8 @@ describe("the OpenAPI document", () => {
         // The same backend, made only once a member of the team approves the call.
         match_approved: `${matchTherapists}\napproval: team\n`,
       },
+      // A WhatsApp number to record a person's reach for (nothing is sent to it here).
+      env: { WA_PHONE_NUMBER_ID: "1098765432", WA_ACCESS_TOKEN: "wa-token-for-the-document" },
     });
     const res = await fetch(`${hub.url}/v1/openapi.json`);
     expect(res.status).toBe(200);
@@ -91,6 +94,7 @@ describe("the OpenAPI document", () => {
     const mounted = [
       ...mountedRoutes(consoleRoutes(hub.ctx)),
       ...mountedRoutes(erasureRoutes(hub.ctx)),
+      ...mountedRoutes(personReachRoutes(hub.ctx)),
       ...mountedRoutes(v1Routes(hub.ctx)),
     ].sort();
     const documented = Object.entries(doc.paths)
@@ -180,6 +184,16 @@ describe("the OpenAPI document", () => {
     await call("POST", `/conversations/${id}/close`, `${conversation}/close`);
     await call("POST", `/conversations/${crypto.randomUUID()}/close`, `${conversation}/close`);
     await hub.settled();
+
+    const reach = "/people/{identifier}/reach/whatsapp";
+    const consent = { at: new Date().toISOString(), source: "signup", text: "Results on WhatsApp, please." };
+    await call("GET", "/people/oa-person/reach/whatsapp", reach);
+    await call("PUT", "/people/oa-person/reach/whatsapp", reach, { contact: "+56 9 1234 5678", consent });
+    await call("PUT", "/people/oa-person/reach/whatsapp", reach, { contact: "56912345678", consent });
+    await call("PUT", "/people/oa-person/reach/whatsapp", reach, { contact: "nope", consent });
+    await call("GET", "/people/oa-person/reach/whatsapp", reach);
+    await call("DELETE", "/people/oa-person/reach/whatsapp", reach);
+    await call("DELETE", "/people/nobody/reach/whatsapp", reach);
 
     const erase = `${conversation}/erase`;
     await call("POST", `/conversations/${id}/erase`, erase, { reason: "the person asked" }, CONSOLE_API_KEY);

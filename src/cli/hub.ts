@@ -1,6 +1,6 @@
 // The `hub` command: `hub chat`, `hub chat show`, `hub tools check [dir]`, `hub tools reload`, `hub conversation show <id>`,
 // `hub erase`, `hub data prune [--dry-run]`, `hub test [files…]`,
-// `hub test record`, `hub help`.
+// `hub test record`, `hub telegram set-webhook`, `hub help`.
 import { parseArgs } from "node:util";
 import { ConfigError, configuredToolsDir, loadConfig, toolEnvironment } from "../config.js";
 import { formatProblem, loadTools } from "../tools/load-tools.js";
@@ -17,6 +17,7 @@ import { dataPrune } from "./data-prune.js";
 import { reloadTools } from "./tools-reload.js";
 import { hubTest } from "./hub-test.js";
 import { hubTestRecord } from "./hub-test-record.js";
+import { telegramSetWebhook } from "./telegram-set-webhook.js";
 
 const usage = `usage:
   hub chat ["text"] [--new] [--conversation <id>] [--timeout 10m]
@@ -51,6 +52,10 @@ const usage = `usage:
                                   stdout), never over a file without --force; says on stderr what it
                                   wrote and which fields hold the person's words or the tools' results;
                                   --redact replaces the e-mail addresses and phone numbers they wrote
+  hub telegram set-webhook [--url https://…] [--drop-pending]
+                                  point the Telegram bot's webhook at <url>/webhooks/telegram (default:
+                                  PUBLIC_URL) with TELEGRAM_WEBHOOK_SECRET; --drop-pending drops the
+                                  updates Telegram still holds; exits 1 when Telegram refuses
   hub help                        this text (also -h, --help)`;
 
 async function run(args: string[]): Promise<number> {
@@ -67,6 +72,7 @@ async function run(args: string[]): Promise<number> {
   if (group === "erase") return runErase(args.slice(1));
   if (group === "conversation" && command === "show" && arg && rest.length === 0) return showChat(arg);
   if (group === "data" && command === "prune") return pruneData(args.slice(2));
+  if (group === "telegram" && command === "set-webhook") return runTelegramSetWebhook(args.slice(2));
   if (group === "test" && command === "record")
     return hubTestRecord(
       args.slice(2),
@@ -210,6 +216,21 @@ async function pruneData(args: string[]): Promise<number> {
     return 2;
   }
   return dataPrune(loadConfig(), { dryRun }, (line) => process.stdout.write(`${line}\n`));
+}
+
+async function runTelegramSetWebhook(args: string[]): Promise<number> {
+  let options: { url: string | undefined; dropPending: boolean };
+  try {
+    const { values } = parseArgs({
+      args,
+      options: { url: { type: "string" }, "drop-pending": { type: "boolean", default: false } },
+    });
+    options = { url: values.url, dropPending: values["drop-pending"] };
+  } catch (error) {
+    process.stderr.write(`hub: ${(error as Error).message}\n${usage}\n`);
+    return 2;
+  }
+  return telegramSetWebhook(loadConfig(), options, (line) => process.stdout.write(`${line}\n`));
 }
 
 function fail(sentence: string): number {

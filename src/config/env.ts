@@ -5,6 +5,8 @@ import { z } from "zod";
 import { pushEnvShape } from "../push/push-config.js";
 import { mediaEnvShape } from "../media/media-config.js";
 import { retentionEnvShape } from "../retention/retention-config.js";
+import { telegramEnvShape } from "../channels/telegram/telegram-config.js";
+import { smsEnvShape } from "../channels/sms/sms-config.js";
 import { parseSpan } from "../tools/duration.js";
 
 const optional = z
@@ -127,6 +129,18 @@ export const envSchema = z.object({
       zod.addIssue({ code: "custom", message: span.error });
       return z.NEVER;
     }),
+  // A result left unseen in a verified person's widget conversation this long goes to the WhatsApp number they
+  // consented to (src/delivery/escalation.ts); `off` (or 0) never escalates. At least a minute.
+  ESCALATE_AFTER: z
+    .string()
+    .default("1h")
+    .transform((text, zod) => {
+      if (["off", "0"].includes(text.trim().toLowerCase())) return null;
+      const span = parseSpan(text);
+      if ("ms" in span && span.ms >= 60_000) return span.ms;
+      zod.addIssue({ code: "custom", message: "ms" in span ? `"${text}" is shorter than a minute` : span.error });
+      return z.NEVER;
+    }),
   IG_ACCOUNT_ID: optional,
   IG_ACCESS_TOKEN: optional,
   FB_PAGE_ID: optional,
@@ -161,6 +175,10 @@ export const envSchema = z.object({
   ...mediaEnvShape,
   // How long jobs' data, conversations, uploads and outgoing events are kept: RETAIN_* (src/retention/).
   ...retentionEnvShape,
+  // Telegram: TELEGRAM_BOT_TOKEN, TELEGRAM_WEBHOOK_SECRET, TELEGRAM_API_URL (src/channels/telegram/telegram-config.ts).
+  ...telegramEnvShape,
+  // SMS through Twilio: TWILIO_* (src/channels/sms/sms-config.ts).
+  ...smsEnvShape,
 });
 
 export type Env = z.input<typeof envSchema>;

@@ -1,14 +1,16 @@
-// A person's right to be forgotten: erasing a conversation deletes everything of the person it holds — the
-// messages (every role), the jobs with their arguments, results and progress, the turn inputs, the MCP
-// servers' questions with their answers, uploads, push devices, the conversation's outgoing events and the
-// Meta webhook deliveries that carry the person's messages — and keeps the conversation's row as a tombstone
-// (when, by whom, why), with the ids of its jobs so that a late result is refused (410) rather than taken for
-// an unknown one, and one-way hashes of its messages' channel ids so that Meta redelivering one of them does
-// not bring it back. One transaction: it all goes, with the `conversation.erased` event, or nothing does.
+// A person's right to be forgotten: erasing a conversation deletes everything of the person it holds — the messages
+// (every role), the jobs with their arguments, results and progress, the turn inputs, the MCP servers' questions
+// with their answers, uploads, push devices, where the person consented to be reached (person-reach.ts), the
+// conversation's outgoing events and the Meta webhook deliveries that carry the person's messages — and keeps the
+// conversation's row as a tombstone (when, by whom, why), with the ids of its jobs so that a late result is refused
+// (410) rather than taken for an unknown one, and one-way hashes of its messages' channel ids so that Meta
+// redelivering one of them does not bring it back. One transaction: it all goes, with the `conversation.erased`
+// event, or nothing does.
 import { randomUUID } from "node:crypto";
 import type { Sql, SqlQuery } from "../db/sql.js";
 import { isWidgetChannel, type Channel } from "../delivery/channel.js";
 import { messageIdHash } from "./erased.js";
+import { eraseReachOf } from "./person-reach.js";
 
 export type ErasedBy = "console" | "agent" | "cli";
 
@@ -42,6 +44,7 @@ export interface ErasureDeps {
 interface LockedConversation {
   id: string;
   channel: Channel;
+  account: string;
   contact: string;
   userId: string | null;
   erasedAt: Date | null;
@@ -83,7 +86,8 @@ export async function eraseConversation(
 ): Promise<ErasureOutcome | undefined> {
   return ctx.sql.transaction(async (tx) => {
     const [row] = await tx.query<LockedConversation>(
-      `SELECT id, channel, contact, "userId", "erasedAt", erasure FROM "Conversation" WHERE id = $1::uuid FOR UPDATE`,
+      `SELECT id, channel, account, contact, "userId", "erasedAt", erasure FROM "Conversation"
+       WHERE id = $1::uuid FOR UPDATE`,
       [conversationId],
     );
     if (!row) return undefined;
@@ -155,6 +159,8 @@ async function erasePersonData(tx: SqlQuery, row: LockedConversation, at: Date):
   await tx.query(`DELETE FROM "Elicitation" WHERE "conversationId" = $1::uuid`, [id]);
   await tx.query(`DELETE FROM "Upload" WHERE "conversationId" = $1::uuid`, [id]);
   await tx.query(`DELETE FROM "PushDevice" WHERE "conversationId" = $1::uuid`, [id]);
+  // Where the person consented to be reached, and the consent's record (person-reach.ts).
+  await eraseReachOf(tx, row);
   // Every event of the conversation but the erasure's own (it holds nothing of the person).
   await tx.query(`DELETE FROM "HubEvent" WHERE "conversationId" = $1::uuid AND type <> 'conversation.erased'`, [id]);
   if (!isWidgetChannel(row.channel)) await deletePersonWebhooks(tx, row);

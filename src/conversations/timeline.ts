@@ -25,6 +25,9 @@ export interface MessageView {
   edits?: unknown;
   deletedAt?: string;
   reaction?: string;
+  /** A widget result left unseen and sent on to the person on another channel (delivery/escalation.ts). */
+  escalatedTo?: string;
+  escalatedAt?: string;
   createdAt: string;
 }
 
@@ -48,9 +51,13 @@ type AnyMessage = Pick<
   | "decision"
   | "statusReason"
   | "createdAt"
-> & { data: unknown; attachments?: unknown; buttons?: unknown } & Partial<
-    Pick<MessageRow, "editedAt" | "edits" | "deletedAt" | "reaction">
-  >;
+> & {
+  data: unknown;
+  attachments?: unknown;
+  buttons?: unknown;
+  escalatedTo?: string | null;
+  escalatedAt?: Date | null;
+} & Partial<Pick<MessageRow, "editedAt" | "edits" | "deletedAt" | "reaction">>;
 
 /** `links` gives the person's files their URLs; without it (or for other roles) none are listed. */
 export function messageView(
@@ -77,6 +84,9 @@ export function messageView(
     ...(message.editedAt ? { editedAt: message.editedAt.toISOString(), edits: message.edits } : {}),
     ...(message.deletedAt ? { deletedAt: message.deletedAt.toISOString() } : {}),
     ...(message.reaction ? { reaction: message.reaction } : {}),
+    ...(message.escalatedTo && message.escalatedAt
+      ? { escalatedTo: message.escalatedTo, escalatedAt: message.escalatedAt.toISOString() }
+      : {}),
     createdAt: message.createdAt.toISOString(),
   };
 }

@@ -19,10 +19,9 @@ import { WIDGET_CHANNELS, type Channel } from "../delivery/channel.js";
 import { HubError } from "../errors.js";
 import { findOrCreateWidgetConversation } from "./conversations.js";
 
-/** Anonymous visitors' conversations; apart from those the agent runtime creates (account ""). */
-export const VISITOR_ACCOUNT = "widget";
-/** Conversations of people the integrator verified (their `identifier` is the contact). */
-export const IDENTIFIED_ACCOUNT = "widget-identified";
+import { IDENTIFIED_ACCOUNT, VISITOR_ACCOUNT } from "./widget-accounts.js";
+
+export { IDENTIFIED_ACCOUNT, VISITOR_ACCOUNT };
 export const WIDGET_SESSION_ACCOUNTS = [VISITOR_ACCOUNT, IDENTIFIED_ACCOUNT] as const;
 
 export interface WidgetSessionRequest {

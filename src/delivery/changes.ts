@@ -24,7 +24,9 @@ export type Change =
       notify: boolean;
     }
   /** A reply is being composed (a remote agent runtime's turn), or no longer. */
-  | { type: "typing"; conversationId: string; typing: boolean };
+  | { type: "typing"; conversationId: string; typing: boolean }
+  /** A result left unseen in the widget was sent to the person on another channel (escalation.ts). */
+  | { type: "escalated"; conversationId: string; messageId: string; to: "whatsapp"; at: Date };
 
 export interface Changes {
   publish(change: Change): void;

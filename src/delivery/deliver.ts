@@ -215,7 +215,12 @@ async function deliverMessage(ctx: DeliverDeps, start: ConversationRow, given: M
       };
       guarded = true;
     } else {
-      recorded = { status: decided.decision, decision: decided.decision, reason: decided.reason };
+      // An unreachable person's failure says why, as the channel said it (SMS: opted_out).
+      const reason =
+        decided.reason === "unreachable" && conversation.unreachableReason
+          ? conversation.unreachableReason
+          : decided.reason;
+      recorded = { status: decided.decision, decision: decided.decision, reason };
       // Held or waiting only while what decided it stands (a hand-back or the person's message may land).
       guarded = decided.action === "hold" || decided.action === "await_reply";
     }

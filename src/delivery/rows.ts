@@ -69,6 +69,10 @@ export interface MessageRow {
   reaction: string | null;
   /** When the person reacted (or withdrew the reaction), by Meta's time. */
   reactedAt: Date | null;
+  /** A widget result left unseen and sent on another channel (escalation.ts): where, when, as which message. */
+  escalatedTo?: "whatsapp" | null;
+  escalatedAt?: Date | null;
+  escalatedAs?: string | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -126,6 +130,7 @@ export function messageFromJson(row: JsonRow): MessageRow {
     editedAt: date(row.editedAt),
     deletedAt: date(row.deletedAt),
     reactedAt: date(row.reactedAt),
+    escalatedAt: date(row.escalatedAt),
     createdAt: date(row.createdAt)!,
     updatedAt: date(row.updatedAt)!,
   } as MessageRow;

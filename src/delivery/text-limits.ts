@@ -1,9 +1,16 @@
-// How long one message may be on each Meta channel, and how a longer reply is split into several sends:
+// How long one message may be on each Meta channel and Telegram, and how a longer reply is split into several sends:
 // at a paragraph break if one falls in the second half of the limit, else at a sentence end, else at a
 // space, else at the limit itself — never inside a character (half of an emoji's surrogate pair is not text).
 import type { Channel } from "./channel.js";
 
-export const TEXT_LIMITS: Partial<Record<Channel, number>> = { whatsapp: 4096, instagram: 1000, messenger: 1000 };
+export const TEXT_LIMITS: Partial<Record<Channel, number>> = {
+  whatsapp: 4096,
+  instagram: 1000,
+  messenger: 1000,
+  telegram: 4096,
+  // Twilio refuses a longer Body (21617); it sends one as several segments the phone joins.
+  sms: 1600,
+};
 
 /** The parts a text is sent as on this channel: itself when it fits (always on widget channels). */
 export function splitForChannel(channel: Channel, text: string): string[] {

@@ -12,6 +12,7 @@ import { storedAttachments, type MediaSource, type StoredAttachment } from "../c
 import { uploadBytes } from "../conversations/widget-uploads.js";
 import { refusedRedirect } from "../redirect-refusal.js";
 import { MediaHostRefused, mediaGet, type MediaHosts } from "./media-hosts.js";
+import { basicAuth } from "../channels/sms/twilio-client.js";
 import type { MediaClaim } from "./media-token.js";
 
 const HEADERS_TIMEOUT_MS = 15_000;
@@ -48,8 +49,8 @@ const unavailable = (what: string): MediaRefusal => ({
   message: what,
 });
 
-/** What reading a file needs: the media and Meta settings, and the store (widget uploads). */
-export type MediaCtx = { config: Pick<Config, "media" | "meta">; sql: Sql };
+/** What reading a file needs: the media, Meta, Telegram and SMS settings, and the store (widget uploads). */
+export type MediaCtx = { config: Pick<Config, "media" | "meta" | "telegram" | "sms">; sql: Sql };
 
 /**
  * The file one token names: the person's message (not withdrawn), its attachment at that place, its bytes; or
@@ -112,6 +113,22 @@ export async function openSource(
     if ("refusal" in answer) return answer.refusal;
     return opened(answer.response, attachment, max, "the channel's CDN");
   }
+  if (source.kind === "telegram") return openTelegramFile(ctx, conversation, attachment, source.fileId, signal);
+  if (source.kind === "twilio") {
+    const sms = ctx.config.sms;
+    if (conversation.channel !== "sms" || !sms || new URL(source.url).origin !== new URL(sms.apiUrl).origin)
+      return unavailable("this hub no longer reads files from that Twilio account");
+    // The account's credentials go to Twilio's API only; the short-lived link it may redirect to carries none.
+    const first = await get(hosts, source.url, { Authorization: basicAuth(sms) }, "redirect", signal);
+    if ("refusal" in first) return first.refusal;
+    const location = first.response.headers.get("location");
+    if (first.response.status < 300 || first.response.status > 399 || !location)
+      return opened(first.response, attachment, max, "Twilio");
+    await first.response.body?.cancel();
+    const stored = await get(hosts, new URL(location, source.url).href, {}, "follow", signal);
+    if ("refusal" in stored) return stored.refusal;
+    return opened(stored.response, attachment, max, "Twilio's file host");
+  }
   const account = ctx.config.meta.accounts.find((a) => a.channel === "whatsapp" && a.id === conversation.account);
   if (conversation.channel !== "whatsapp" || !account)
     return unavailable("this hub no longer answers for the account the file was sent to");
@@ -144,16 +161,65 @@ export async function openSource(
   return opened(download.response, { ...attachment, mimeType }, max, "WhatsApp");
 }
 
-/** Meta's hosts the files are read from: MEDIA_HOSTS, and the Graph API's origin. */
+/**
+ * A Telegram file: getFile gives its path (for an hour), then `{api}/file/bot<token>/<path>` its bytes. Both
+ * URLs hold the bot's token: only the Bot API's own origin is asked, no redirect is followed, and neither
+ * URL appears in an answer or a log line.
+ */
+async function openTelegramFile(
+  ctx: MediaCtx,
+  conversation: { channel: string; account: string },
+  attachment: StoredAttachment,
+  fileId: string,
+  signal: AbortSignal | undefined,
+): Promise<MediaAnswer> {
+  const telegram = ctx.config.telegram;
+  if (conversation.channel !== "telegram" || !telegram || telegram.botId !== conversation.account)
+    return unavailable("this hub no longer answers for the bot the file was sent to");
+  const max = ctx.config.media.maxBytes;
+  const hosts: MediaHosts = { hosts: [], origins: [new URL(telegram.apiUrl).origin] };
+  const lookup = await get(
+    hosts,
+    `${telegram.apiUrl}/bot${telegram.token}/getFile?file_id=${encodeURIComponent(fileId)}`,
+    {},
+    "manual",
+    signal,
+  );
+  if ("refusal" in lookup) return lookup.refusal;
+  const file = (await lookup.response.json().catch(() => ({}))) as {
+    ok?: unknown;
+    description?: unknown;
+    result?: { file_path?: unknown; file_size?: unknown };
+  };
+  if (!lookup.response.ok || file.ok !== true) {
+    // "file is too big": the Bot API serves files up to 20 MB.
+    const why = typeof file.description === "string" ? `: ${file.description.slice(0, 200)}` : "";
+    return unavailable(`Telegram did not give the file (HTTP ${lookup.response.status}${why})`);
+  }
+  const filePath = file.result?.file_path;
+  if (typeof filePath !== "string" || !filePath) return unavailable("Telegram answered without the file's path");
+  if (Number(file.result?.file_size) > max) return tooLarge(max);
+  const download = await get(hosts, `${telegram.apiUrl}/file/bot${telegram.token}/${filePath}`, {}, "manual", signal);
+  if ("refusal" in download) return download.refusal;
+  return opened(download.response, attachment, max, "Telegram");
+}
+
+/**
+ * The hosts the files are read from: MEDIA_HOSTS and the Graph API's origin; with SMS, Twilio's API and the
+ * host its MMS files are served from (twiliocdn.com).
+ */
 export function mediaHosts(config: MediaCtx["config"]): MediaHosts {
-  return { hosts: config.media.hosts, origins: [new URL(config.meta.graphApiUrl).origin] };
+  const origins = [new URL(config.meta.graphApiUrl).origin];
+  if (!config.sms) return { hosts: config.media.hosts, origins };
+  return { hosts: [...config.media.hosts, "twiliocdn.com"], origins: [...origins, new URL(config.sms.apiUrl).origin] };
 }
 
 async function get(
   hosts: MediaHosts,
   url: string,
   headers: Record<string, string>,
-  redirect: "follow" | "manual",
+  /** `redirect`: a redirect's answer is returned as it is, for the caller to follow without credentials. */
+  redirect: "follow" | "manual" | "redirect",
   signal: AbortSignal | undefined,
 ): Promise<{ response: Response } | { refusal: MediaRefusal }> {
   const timeout = AbortSignal.timeout(HEADERS_TIMEOUT_MS);
@@ -169,6 +235,7 @@ async function get(
         target = new URL(location, target).href;
         continue;
       }
+      if (isRedirect && redirect === "redirect") return { response };
       const redirected = refusedRedirect("the file's host", target, response);
       if (redirected) {
         await response.body?.cancel();

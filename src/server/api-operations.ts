@@ -13,6 +13,7 @@ import {
   toolReloadView,
 } from "./api-views.js";
 import { eraseBody } from "./routes/erasure.js";
+import { reachView, whatsappReachBody } from "../conversations/person-reach.js";
 import { humanMessageBody, listQuery, takeoverBody } from "./routes/console.js";
 import {
   agentMessageBody,
@@ -34,7 +35,7 @@ export interface ApiResponse {
 }
 
 export interface ApiOperation {
-  method: "get" | "post";
+  method: "get" | "post" | "put" | "delete";
   /** Express-style, relative to /v1: `/conversations/:id`. */
   path: string;
   summary: string;
@@ -275,9 +276,10 @@ export const apiOperations: ApiOperation[] = [
     summary: "Erase the person's data; the conversation stays as a tombstone",
     description:
       "Deletes the conversation's messages (every role), its jobs with their arguments, results and progress, " +
-      "turn inputs, uploads, push devices, outgoing events and the Meta webhook deliveries that carry the " +
-      "person's messages; the name and contact details go (the contact becomes `erased:<id>`, so the person " +
-      "writing again starts a new conversation). One transaction, with one `conversation.erased` event. " +
+      "turn inputs, uploads, push devices, outgoing events, the person's recorded reach (its consent with it) and " +
+      "the Meta webhook deliveries that carry the person's messages; the name and contact details go (the " +
+      "contact becomes `erased:<id>`, so the person writing again starts a new conversation). One transaction, " +
+      "with one `conversation.erased` event. " +
       "Afterwards a late result for one of its jobs is answered 410 and never delivered, and tool calls, " +
       "messages and widget sessions for it are refused (410). Erasing again answers the same tombstone.",
     keys: ["console", "agent"],
@@ -285,6 +287,39 @@ export const apiOperations: ApiOperation[] = [
     bodyOptional: true,
     responses: { 200: { description: "erased (or already erased)", schema: z.object({ erasure: tombstoneView }) } },
     errors: { 404: "no such conversation" },
+  },
+  {
+    method: "put",
+    path: "/people/:identifier/reach/whatsapp",
+    summary: "Record that a verified widget person may be reached on WhatsApp, with their consent",
+    description:
+      "`identifier` is the integrator's user id, the one a widget session proves with `identifierHash`. A result " +
+      "left unseen in that person's widget conversation for ESCALATE_AFTER is then sent to this number, once " +
+      "(docs/escalation.md). Recording again replaces the number or the consent; after a revocation it gives " +
+      "the consent again. Only results stored after the consent was recorded are escalated.",
+    keys: ["agent"],
+    body: whatsappReachBody,
+    responses: {
+      201: { description: "recorded", schema: z.object({ reach: reachView }) },
+      200: { description: "replaced (or recorded again)", schema: z.object({ reach: reachView }) },
+    },
+    errors: { 409: "the hub has no WhatsApp number (whatsapp_not_configured)" },
+  },
+  {
+    method: "get",
+    path: "/people/:identifier/reach/whatsapp",
+    summary: "The person's WhatsApp reach and the consent recorded for it (revoked ones too)",
+    keys: ["agent"],
+    responses: { 200: { description: "the reach", schema: z.object({ reach: reachView }) } },
+    errors: { 404: "none recorded for this person" },
+  },
+  {
+    method: "delete",
+    path: "/people/:identifier/reach/whatsapp",
+    summary: "Revoke it: nothing more is escalated to WhatsApp; the record of the consent stays until erasure",
+    keys: ["agent"],
+    responses: { 200: { description: "revoked (or already revoked)", schema: z.object({ reach: reachView }) } },
+    errors: { 404: "none recorded for this person" },
   },
 ];
 

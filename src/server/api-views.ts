@@ -92,6 +92,11 @@ export const messageView = z.object({
   edits: z.unknown().optional().describe("earlier texts of an edited message"),
   deletedAt: isoTime.optional(),
   reaction: z.unknown().optional(),
+  escalatedTo: z
+    .string()
+    .optional()
+    .describe("a widget result left unseen and sent to the person on this channel (whatsapp); absent otherwise"),
+  escalatedAt: isoTime.optional(),
   createdAt: isoTime,
 });
 

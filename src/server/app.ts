@@ -12,9 +12,12 @@ import { healthRoutes } from "./routes/health.js";
 import { v1Routes } from "./routes/v1.js";
 import { consoleRoutes } from "./routes/console.js";
 import { erasureRoutes } from "./routes/erasure.js";
+import { personReachRoutes } from "./routes/person-reach.js";
 import { widgetRoutes } from "./routes/widget.js";
 import { widgetUploadRoutes } from "./routes/widget-uploads.js";
 import { metaWebhookRoutes } from "./routes/meta-webhooks.js";
+import { telegramWebhookRoutes } from "./routes/telegram-webhook.js";
+import { twilioWebhookRoutes } from "./routes/twilio-webhooks.js";
 import { mediaRoutes } from "./routes/media.js";
 import { demoBackend } from "../demo/demo-backend.js";
 import { DEMO_TOOL } from "../agent/demo-agent.js";
@@ -38,6 +41,8 @@ export function createApp(ctx: HubContext): Express {
   };
   app.use("/callbacks", nosniff, callbackRoutes(ctx));
   app.use("/webhooks/meta", nosniff, metaWebhookRoutes(ctx));
+  app.use("/webhooks/telegram", nosniff, telegramWebhookRoutes(ctx));
+  app.use("/webhooks/twilio", nosniff, twilioWebhookRoutes(ctx));
   app.use(
     helmet({
       contentSecurityPolicy: {
@@ -73,6 +78,7 @@ export function createApp(ctx: HubContext): Express {
     guardJson(),
     consoleRoutes(ctx),
     erasureRoutes(ctx),
+    personReachRoutes(ctx),
     v1Routes(ctx),
   );
   // Before /widget's JSON parser: an upload's body is the file itself.

@@ -2,7 +2,8 @@
 // back — a conversation whose inputs or outgoing messages wait with no turn to take them, a webhook
 // delivery never processed, a cancel request still owed, a push notification owed, a re-run's start call
 // still owed. It also expires results past their `deliver_within`, so the timeline shows it without waiting
-// for a turn, and deletes webhook deliveries processed longer ago than WEBHOOK_RETENTION.
+// for a turn, and deletes webhook deliveries processed longer ago than WEBHOOK_RETENTION. It sends results left
+// unseen in a verified person's widget past ESCALATE_AFTER to the WhatsApp number they consented to.
 // Retention (src/retention/: jobs' data, idle conversations, uploads, outgoing events past RETAIN_*) runs
 // in it too, at most once a minute per process.
 import type { HubContext } from "../context.js";
@@ -13,6 +14,7 @@ import { deleteExpiredErasedMessages } from "../conversations/erased.js";
 import { resendOwedCancelRequests } from "../jobs/cancel-requests.js";
 import { startOwedReruns } from "../jobs/rerun.js";
 import { expireStaleResults } from "../delivery/stale-results.js";
+import { escalateUnseen } from "../delivery/escalation.js";
 import { errorKey } from "../log-throttle.js";
 import { sweepPushes } from "../push/send-pushes.js";
 import { pruneState, pruneStep, type PruneCounts, type PruneState } from "../retention/prune-pass.js";
@@ -69,6 +71,8 @@ export async function sweepOnce(
   reruns: number;
   /** Conversations whose marketing-template hold (131049) was over: what waited on it routed again. */
   marketingReleased: number;
+  /** Results left unseen in a widget and sent on to WhatsApp (src/delivery/escalation.ts). */
+  escalated: number;
   /** Retention's deletions, on the sweeps it ran in. */
   pruned: PruneCounts | undefined;
 }> {
@@ -80,9 +84,11 @@ export async function sweepOnce(
   const cancels = await resendOwedCancelRequests(ctx);
   const pushes = await sweepPushes(ctx);
   const reruns = await startOwedReruns(ctx);
+  // After the pushes: a push the sweep just ended (its process died) no longer holds its result back.
+  const escalated = await escalateUnseen(ctx);
   const marketingReleased = await releaseMarketingHolds(ctx);
   const pruned = await pruneWhenDue(ctx, state);
-  return { turns, webhooks, webhooksDeleted, cancels, pushes, expired, reruns, marketingReleased, pruned };
+  return { turns, webhooks, webhooksDeleted, cancels, pushes, expired, reruns, escalated, marketingReleased, pruned };
 }
 
 export function startSweeper(ctx: HubContext): { stop(): Promise<void> } {

@@ -24,8 +24,14 @@ export function turnRunner(config: Config, getCtx: () => HubContext): TurnRunner
     retryDelayMs: (attempt, error) =>
       Math.max(
         Math.min(60_000, config.turnRetryBaseMs * 2 ** Math.max(0, attempt - 1)),
-        // An agent that said when to come back (a model's 429 Retry-After): never sooner (at most 10 minutes).
-        Math.min(600_000, (error instanceof AgentUnavailableError ? error.retryAfterMs : undefined) ?? 0),
+        // An agent or a channel that said when to come back (a model's 429 Retry-After, Telegram's
+        // retry_after): never sooner (at most 10 minutes).
+        Math.min(
+          600_000,
+          (error instanceof AgentUnavailableError || error instanceof SendDeferredError
+            ? error.retryAfterMs
+            : undefined) ?? 0,
+        ),
       ),
     async run(conversationId) {
       const ctx = getCtx();
@@ -45,7 +51,7 @@ export function turnRunner(config: Config, getCtx: () => HubContext): TurnRunner
       } catch (error) {
         ctx.metrics.turns.inc({ outcome: "failed" });
         if (error instanceof SendDeferredError) {
-          ctx.metrics.sendsDeferred.inc({ channel: "meta", code: String(error.code ?? "no_answer") });
+          ctx.metrics.sendsDeferred.inc({ channel: error.channel, code: String(error.code ?? "no_answer") });
         }
         throw error;
       } finally {

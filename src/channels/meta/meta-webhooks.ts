@@ -19,6 +19,8 @@ import { inSpan } from "../../tracing/spans.js";
 import { parseMessagingWebhook } from "./messaging-webhook.js";
 import { applyTemplateEvent, markTemplateMarketing } from "../whatsapp/whatsapp-templates.js";
 import { recordCharge } from "../whatsapp/whatsapp-charges.js";
+import { applyTelegramUpdate } from "../telegram/telegram-updates.js";
+import { applySmsWebhook, isSmsSource } from "../sms/sms-webhooks.js";
 
 export type WebhookSource = "whatsapp" | "instagram" | "messenger";
 
@@ -62,13 +64,18 @@ export async function processWebhook(ctx: HubContext, eventId: string): Promise<
   // and the others are idempotent on Meta's ids.
   let retry: unknown;
   let erased = false;
-  for (const item of parseWebhook(event.source, event.body)) {
-    try {
-      erased = (await applyEvent(ctx, item, event.receivedAt)) === "erased" || erased;
-    } catch (error) {
-      retry ??= error;
+  // Telegram's updates and Twilio's deliveries (SMS) share the table, the queue and the sweep; what they mean
+  // is their channel's.
+  if (event.source === "telegram") erased = (await applyTelegramUpdate(ctx, event.body)) === "erased";
+  else if (isSmsSource(event.source)) erased = (await applySmsWebhook(ctx, event.body, event.receivedAt)) === "erased";
+  else
+    for (const item of parseWebhook(event.source, event.body)) {
+      try {
+        erased = (await applyEvent(ctx, item, event.receivedAt)) === "erased" || erased;
+      } catch (error) {
+        retry ??= error;
+      }
     }
-  }
   if (retry) throw retry;
   // A redelivery of what an erasure took holds the person's words and number again: it is not kept (nothing
   // needs a processed delivery; the others of a mixed one were applied all the same).

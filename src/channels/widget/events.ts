@@ -24,6 +24,20 @@ export interface WidgetMessage {
   attachments?: WidgetAttachment[];
   /** Choices offered with it (absent for none): a tap sends `{text: title, payload}` as the person's answer. */
   buttons?: WidgetButton[];
+  /**
+   * Present when the message, left unseen here, was sent to the person on another channel they consented to
+   * (the hub's escalation; an `escalated` event tells an open widget). Absent otherwise.
+   */
+  escalatedTo?: "whatsapp";
+}
+
+/** A message of the conversation, left unseen here, was sent to the person on another channel. */
+export interface WidgetEscalation {
+  /** The message's id. */
+  id: string;
+  escalatedTo: "whatsapp";
+  /** When it was sent on. */
+  at: string;
 }
 
 /** A file of a message, with what the client needs to show it: its name, type and kind read once by the hub. */
@@ -106,6 +120,8 @@ export interface ServerToClientEvents {
   job: (job: WidgetJob) => void;
   /** The agent is composing a reply (true) or done (false). */
   typing: (payload: { typing: boolean }) => void;
+  /** A message left unseen was sent to the person on another channel: show it as given there. */
+  escalated: (escalation: WidgetEscalation) => void;
 }
 
 export interface ClientToServerEvents {

@@ -5,6 +5,7 @@ import type { RunningJobRow } from "../../conversations/widget-history.js";
 import { humanAgentName } from "../../conversations/timeline.js";
 import { noticeOf } from "../../conversations/notice.js";
 import type { ChannelAdapter, SendConversation, SendMessage, SendOutcome } from "../../delivery/channel-port.js";
+import type { MessageRow } from "../../delivery/rows.js";
 import {
   MESSAGE_ACK_TIMEOUT_MS,
   roomOf,
@@ -31,7 +32,7 @@ function widgetAttachment(attachment: Attachment): WidgetAttachment {
   };
 }
 
-export function widgetMessage(message: SendMessage): WidgetMessage {
+export function widgetMessage(message: SendMessage & Partial<Pick<MessageRow, "escalatedTo">>): WidgetMessage {
   const senderName = message.role === "human" ? humanAgentName(message.data) : undefined;
   const attachments = attachmentsOf(message.attachments).map(widgetAttachment);
   const buttons = buttonsOf(message.buttons).map((button) => ({
@@ -50,6 +51,7 @@ export function widgetMessage(message: SendMessage): WidgetMessage {
     ...(noticeOf(message.data) ? { kind: "notice" as const } : {}),
     ...(attachments.length ? { attachments } : {}),
     ...(buttons.length ? { buttons } : {}),
+    ...(message.escalatedTo === "whatsapp" ? { escalatedTo: "whatsapp" as const } : {}),
   };
 }
 

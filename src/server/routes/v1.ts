@@ -70,9 +70,12 @@ export function v1Routes(ctx: HubContext): Router {
   router.post("/conversations", agentOnly, async (req, res) => {
     const body = parseInput(createConversationBody, req.body);
     // Meta conversations belong to one of the hub's accounts, as those created by inbound webhooks do.
+    // SMS ones to one of its numbers (TWILIO_FROM).
     const served = isWidgetChannel(body.channel)
       ? []
-      : accountsOf(ctx.config.meta.accounts, body.channel as MetaChannel).map((account) => account.id);
+      : body.channel === "sms"
+        ? (ctx.config.sms?.from ?? [])
+        : accountsOf(ctx.config.meta.accounts, body.channel as MetaChannel).map((account) => account.id);
     if (body.account !== undefined && !served.includes(body.account)) {
       throw new HubError(400, "invalid_request", "this hub does not answer for that account", [
         { field: "account", message: `expected one of: ${served.join(", ") || "(none configured for this channel)"}` },

@@ -302,6 +302,14 @@ export function forwardChangesToWidgets(ctx: HubContext): () => void {
       case "typing":
         widget.to(roomOf(change.conversationId)).emit("typing", { typing: change.typing });
         return;
+      case "escalated":
+        // Committed by the sweep of one process: every process's sockets of the conversation hear it.
+        widget.to(roomOf(change.conversationId)).emit("escalated", {
+          id: change.messageId,
+          escalatedTo: change.to,
+          at: change.at.toISOString(),
+        });
+        return;
     }
   });
 }
