@@ -6,7 +6,7 @@ import { emailConfig, type EmailConfig } from "./channels/email/email-config.js"
 import { pushConfig, type PushConfig } from "./push/push-config.js";
 import { parseSpan } from "./tools/duration.js";
 import type { WhatsappTemplate } from "./tools/tool-file.js";
-import { defaultTemplate } from "./config/default-template.js";
+import { defaultTemplate, fallbackTemplate } from "./config/default-template.js";
 import { envSchema } from "./config/env.js";
 import { llmConfig, type LlmConfig } from "./config/llm-config.js";
 import { parseTrustProxy, publicHost } from "./config/network.js";
@@ -103,6 +103,8 @@ export interface Config {
     /** Every WhatsApp number, Instagram account and Facebook page this hub answers for. */
     accounts: MetaAccount[];
     defaultTemplate: WhatsappTemplate | undefined;
+    /** Sent instead of a template Meta has paused, disabled or rejected (WHATSAPP_FALLBACK_TEMPLATE). */
+    fallbackTemplate: WhatsappTemplate | undefined;
     waMps: number;
     statusWaitMs: number;
     /** Processed deliveries are deleted after this; a delivery whose events are all older is ignored. */
@@ -164,6 +166,12 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     const found = defaultTemplate(parsed.data);
     if ("problems" in found) problems.push(...found.problems);
     else template = found.template;
+  }
+  let fallback: WhatsappTemplate | undefined;
+  if (parsed.success) {
+    const found = fallbackTemplate(parsed.data);
+    if ("problems" in found) problems.push(...found.problems);
+    else fallback = found.template;
   }
   let llm: LlmConfig | undefined;
   if (parsed.success) {
@@ -283,6 +291,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       graphApiVersion: env.GRAPH_API_VERSION,
       accounts,
       defaultTemplate: template,
+      fallbackTemplate: fallback,
       waMps: env.WA_MPS,
       statusWaitMs: env.META_STATUS_WAIT_MS,
       webhookRetentionMs: env.WEBHOOK_RETENTION,

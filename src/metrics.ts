@@ -40,6 +40,21 @@ export function createMetrics() {
       "channel",
       "code",
     ]),
+    whatsappCharges: counter(
+      "hub_whatsapp_charges_total",
+      "Messages Meta reported pricing for (a status's `pricing`), once per message, by category, billable and pricing model",
+      ["category", "billable", "pricing_model"],
+    ),
+    whatsappTemplateStatuses: counter(
+      "hub_whatsapp_template_statuses_total",
+      "WhatsApp template status reports recorded (message_template_status_update), by status",
+      ["status"],
+    ),
+    marketingHolds: counter(
+      "hub_whatsapp_marketing_holds_total",
+      "People whose marketing templates Meta's per-person limit (131049) held for 24 hours",
+      [],
+    ),
     sendsDeferred: counter("hub_sends_deferred_total", "Sends Meta did not accept for a passing reason (retried)", [
       "channel",
       "code",

@@ -77,6 +77,57 @@ const rows: [string, Partial<RouteConversation>, RouteItem, { action: string; re
     { action: "await_reply", reason: "window_closed_no_template" },
   ],
   [
+    "WhatsApp, window closed, the template paused by Meta (and no usable fallback): waits",
+    { channel: "whatsapp", lastInboundAt: hoursAgo(30), template: { usable: false, marketing: false } },
+    agent,
+    { action: "await_reply", reason: "template_unavailable" },
+  ],
+  [
+    "WhatsApp, window closed, template not looked up yet: template path",
+    { channel: "whatsapp", lastInboundAt: hoursAgo(30), marketingHeldUntil: new Date(now.getTime() + 3_600_000) },
+    agent,
+    { action: "template", reason: "window_closed" },
+  ],
+  [
+    "WhatsApp, marketing template while the 131049 hold lasts: waits",
+    {
+      channel: "whatsapp",
+      lastInboundAt: hoursAgo(30),
+      template: { usable: true, marketing: true },
+      marketingHeldUntil: new Date(now.getTime() + 1),
+    },
+    agent,
+    { action: "await_reply", reason: "marketing_limit" },
+  ],
+  [
+    "WhatsApp, marketing template once the 131049 hold is over: template",
+    {
+      channel: "whatsapp",
+      lastInboundAt: hoursAgo(30),
+      template: { usable: true, marketing: true },
+      marketingHeldUntil: now,
+    },
+    agent,
+    { action: "template", reason: "window_closed" },
+  ],
+  [
+    "WhatsApp, utility template during a 131049 hold: not held",
+    {
+      channel: "whatsapp",
+      lastInboundAt: hoursAgo(30),
+      template: { usable: true, marketing: false },
+      marketingHeldUntil: new Date(now.getTime() + 3_600_000),
+    },
+    agent,
+    { action: "template", reason: "window_closed" },
+  ],
+  [
+    "WhatsApp, window open: a paused template does not matter",
+    { channel: "whatsapp", lastInboundAt: hoursAgo(2), template: { usable: false, marketing: true } },
+    agent,
+    { action: "send", reason: "window_open" },
+  ],
+  [
     "Instagram, window open",
     { channel: "instagram", lastInboundAt: hoursAgo(23) },
     agent,

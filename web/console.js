@@ -514,6 +514,27 @@
         ),
       );
     }
+    // WhatsApp: templates Meta will not take now (a result that needs one waits), and the marketing hold.
+    if (data.whatsapp) {
+      for (const template of data.whatsapp.unusableTemplates || []) {
+        meta.push(
+          chip(
+            `template ${template.name} (${template.language}) ${template.status}`,
+            "warn",
+            `Not sent while Meta has it ${String(template.status).toLowerCase()}${template.reason ? `: ${template.reason}` : ""}`,
+          ),
+        );
+      }
+      if (data.whatsapp.marketingHeldUntil) {
+        meta.push(
+          chip(
+            `marketing held until ${formatTime(data.whatsapp.marketingHeldUntil)}`,
+            "warn",
+            "Meta's per-person marketing limit (131049): no marketing template to this person until then",
+          ),
+        );
+      }
+    }
     ui.detailMeta.replaceChildren(...meta);
     renderIds(conversation);
 

@@ -113,6 +113,10 @@ export const envSchema = z.object({
   WA_TEMPLATE_LANGUAGE: z.string().default("en"),
   // The hub-wide template's components, as JSON in a tool file's `whatsapp_template.components` shape.
   WA_TEMPLATE_COMPONENTS: optional,
+  // The template sent when the one a result would use is paused, disabled or rejected by Meta:
+  // `name` or `name:language` (WA_TEMPLATE_LANGUAGE by default), with WHATSAPP_FALLBACK_TEMPLATE_COMPONENTS.
+  WHATSAPP_FALLBACK_TEMPLATE: optional,
+  WHATSAPP_FALLBACK_TEMPLATE_COMPONENTS: optional,
   WA_MPS: positiveInt(80),
   // How long a status for a message id the hub does not know waits for its send to be recorded.
   META_STATUS_WAIT_MS: positiveInt(15_000),

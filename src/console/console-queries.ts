@@ -9,6 +9,7 @@ import { messageFromJson, type ConversationRow, type MessageRow } from "../deliv
 import type { JobRow } from "../jobs/job-row.js";
 import { jobView, type JobView } from "../jobs/job-view.js";
 import { contactLabel, searchTerms } from "./contact-label.js";
+import { unusableTemplates } from "../delivery/template-status.js";
 
 /** What the console's reads need: the store and the clock. */
 export interface ConsoleQueryDeps {
@@ -90,6 +91,15 @@ export interface ConversationTimeline {
   messages: MessageView[];
   held: MessageView[];
   jobs: JobView[];
+  /**
+   * WhatsApp: the templates Meta says cannot be sent now (paused, disabled, rejected…) and why — a result
+   * whose template is one of them waits (`template_unavailable`) — and until when Meta's per-person
+   * marketing limit (131049) holds this person's marketing templates.
+   */
+  whatsapp?: {
+    unusableTemplates: { name: string; language: string; status: string | null; reason: string | null; at: string }[];
+    marketingHeldUntil: string | null;
+  };
 }
 
 /** Needs only the database and the clock, so `hub conversation show` can read it without a running hub. */
@@ -117,7 +127,24 @@ export async function conversationTimeline(
       ? mediaLinks({ config: ctx.config, publicUrl: ctx.publicUrl, now: ctx.now })
       : undefined;
   const views = messages.map((message) => messageView(message, links));
+  const whatsapp =
+    conversation.channel === "whatsapp"
+      ? {
+          unusableTemplates: (await unusableTemplates(ctx.sql)).map((template) => ({
+            name: template.name,
+            language: template.language,
+            status: template.status,
+            reason: template.reason,
+            at: template.updatedAt.toISOString(),
+          })),
+          marketingHeldUntil:
+            conversation.marketingHeldUntil && conversation.marketingHeldUntil > ctx.now()
+              ? conversation.marketingHeldUntil.toISOString()
+              : null,
+        }
+      : undefined;
   return {
+    ...(whatsapp ? { whatsapp } : {}),
     conversation: consoleView(conversation, ctx.now()),
     messages: views,
     held: views.filter((message) => message.status === "held"),

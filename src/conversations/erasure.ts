@@ -158,6 +158,8 @@ async function erasePersonData(tx: SqlQuery, row: LockedConversation, at: Date):
       [id],
     );
   // Push sends go with their messages and devices (ON DELETE CASCADE), progress with its jobs.
+  // Meta's pricing of its messages names their wamids (which carry the person's number).
+  await tx.query(`DELETE FROM "MessageCharge" WHERE "conversationId" = $1::uuid`, [id]);
   await tx.query(`DELETE FROM "Message" WHERE "conversationId" = $1::uuid`, [id]);
   await tx.query(`DELETE FROM "Job" WHERE "conversationId" = $1::uuid`, [id]);
   // An MCP server's questions and the person's answers (src/mcp/elicitation.ts); one still asked gets `cancel`.

@@ -16,7 +16,19 @@ import { renderTemplate } from "./template.js";
 import { headerComponent, headerFile, markHeaderGiven, withoutHeaderFile } from "./template-header.js";
 import { attachmentsOf, type Attachment } from "../conversations/attachments.js";
 import type { ConversationRow, MessageRow } from "./rows.js";
-import { route, type RouteConversation } from "./route.js";
+import { route, type Route, type RouteConversation } from "./route.js";
+import {
+  isMarketing,
+  isUsableStatus,
+  markMarketing,
+  recordRefusedTemplate,
+  REFUSED_TEMPLATE_STATUS,
+  MARKETING_HOLD_MS,
+  templateStates,
+  unusableText,
+  type TemplateState,
+} from "./template-status.js";
+import type { WhatsappTemplate } from "../tools/tool-file.js";
 import { jobTool } from "../tools/tool-definition.js";
 import { inSpan, inSpanSync } from "../tracing/spans.js";
 
@@ -30,14 +42,14 @@ export interface RouteDeps {
 
 /** What delivering a message needs: the channels, delivery state, the push requester, tool files. */
 export interface DeliverDeps {
-  config: { meta: Pick<Config["meta"], "defaultTemplate"> };
+  config: { meta: Pick<Config["meta"], "defaultTemplate" | "fallbackTemplate"> };
   channels: Record<Channel, ChannelAdapter>;
   delivery: DeliveryState;
   /** The store, for recording which file a template's header carried (template-header.ts). */
   sql: Sql;
   push: { request(messageId: string, delayMs?: number): Promise<void> };
   tools: ToolRegistry;
-  metrics: Pick<Metrics, "deliveries" | "sendFailures">;
+  metrics: Pick<Metrics, "deliveries" | "sendFailures" | "marketingHolds">;
   log: Logger;
   warnRepeated: ThrottledLog;
   now: () => Date;
@@ -57,6 +69,7 @@ export function routeConversation(
     channelEnabled: ctx.channels[conversation.channel]?.enabled ?? false,
     templateAvailable,
     unreachable: conversation.unreachableAt != null,
+    marketingHeldUntil: conversation.marketingHeldUntil ?? null,
   };
 }
 
@@ -94,11 +107,22 @@ async function deliverMessage(ctx: DeliverDeps, start: ConversationRow, given: M
   for (let attempt = 0; ; attempt++) {
     // Whether a template could bring the person back; which one is looked up only when it is needed.
     const templates = author === "agent" && Boolean(channel?.sendTemplate);
-    const decided = inSpanSync("route", { "hub.channel": conversation.channel }, (span) => {
-      const made = route(routeConversation(ctx, conversation, templates), { author }, ctx.now());
-      span.setAttributes({ "hub.route.action": made.action, "hub.route.reason": made.reason });
-      return made;
-    });
+    const routeWith = (facts: Partial<RouteConversation>): Route =>
+      inSpanSync("route", { "hub.channel": conversation.channel }, (span) => {
+        const made = route({ ...routeConversation(ctx, conversation, templates), ...facts }, { author }, ctx.now());
+        span.setAttributes({ "hub.route.action": made.action, "hub.route.reason": made.reason });
+        return made;
+      });
+    let decided = routeWith({});
+    if (decided.action === "template") {
+      // One template per waiting period: another message of this turn may have just sent one.
+      conversation = (await ctx.delivery.readConversation(conversation.id)) ?? conversation;
+      decided = routeWith({});
+    }
+    // The template path: which template, and whether Meta lets it go now (its status, the person's
+    // marketing hold) — the router decides on those once they are known.
+    const chosen = decided.action === "template" ? await templateFor(ctx, conversation, message) : undefined;
+    if (chosen?.template) decided = routeWith({ template: { usable: chosen.usable, marketing: chosen.marketing } });
     let recorded: Recorded;
     let guarded = false;
     if (decided.action === "push" || decided.action === "send") {
@@ -129,15 +153,37 @@ async function deliverMessage(ctx: DeliverDeps, start: ConversationRow, given: M
               ...("externalId" in outcome && outcome.externalId ? { externalId: outcome.externalId } : {}),
             };
     } else if (decided.action === "template") {
-      const chosen = await templateFor(ctx, conversation, message);
       const template = chosen?.template;
-      if (template) {
+      if (chosen && template) {
         const sent: TemplateOutcome = await inSpan(
           "channel.send_template",
           { attributes: { "hub.channel": conversation.channel, "hub.template.name": template.name } },
           () => channel!.sendTemplate!(conversation, template),
         );
-        if (sent.status === "failed") recorded = failed(sent);
+        if (sent.status === "failed" && sent.code === MARKETING_LIMIT_CODE) {
+          // Meta's per-person marketing limit: no marketing template to this person for 24 hours from now,
+          // never sooner; the result waits, and is routed again once the hold is over (the sweep).
+          const until = new Date(ctx.now().getTime() + MARKETING_HOLD_MS);
+          await ctx.delivery.holdMarketing(conversation.id, until);
+          await markMarketing(ctx.sql, template, ctx.now());
+          ctx.metrics.marketingHolds.inc();
+          recorded = {
+            status: "awaiting_reply",
+            decision: "awaiting_reply",
+            reason: `marketing_limit; until ${until.toISOString()} (${sent.code}${sent.title ? ` ${sent.title}` : ""})`,
+          };
+        } else if (sent.status === "failed" && REFUSED_TEMPLATE_STATUS[sent.code]) {
+          // Paused or disabled before Meta's webhook said so: recorded, and routed again (a fallback, or the
+          // result waits for the template's approval). Each candidate is refused at most once.
+          await recordRefusedTemplate(
+            ctx.sql,
+            template,
+            REFUSED_TEMPLATE_STATUS[sent.code]!,
+            `${sent.code}${sent.title ? ` ${sent.title}` : ""}`,
+            ctx.now(),
+          );
+          continue;
+        } else if (sent.status === "failed") recorded = failed(sent);
         else {
           // The file went with the template: the rest follows the person's answer, that one not again.
           if (chosen.header) {
@@ -155,6 +201,18 @@ async function deliverMessage(ctx: DeliverDeps, start: ConversationRow, given: M
       } else {
         recorded = { status: "awaiting_reply", decision: "awaiting_reply", reason: "window_closed_no_template" };
       }
+      guarded = true;
+    } else if (decided.reason === "template_unavailable" || decided.reason === "marketing_limit") {
+      // Which template and why, with the reason: the console shows it, and a release finds it by its prefix.
+      const why =
+        decided.reason === "template_unavailable"
+          ? chosen?.unusable.map(unusableText).join(", ")
+          : `until ${conversation.marketingHeldUntil?.toISOString() ?? ""}`;
+      recorded = {
+        status: decided.decision,
+        decision: decided.decision,
+        reason: why ? `${decided.reason}; ${why}` : decided.reason,
+      };
       guarded = true;
     } else {
       // An unreachable person's failure says why, as the channel said it: `opted_out (unreachable)` (SMS STOP).
@@ -210,16 +268,33 @@ async function deliverMessage(ctx: DeliverDeps, start: ConversationRow, given: M
   }
 }
 
+/** Meta's per-person marketing limit ("not delivered to maintain healthy ecosystem engagement"). */
+const MARKETING_LIMIT_CODE = "131049";
+
+/** The template a message would go with, and what routing needs to know of it. */
+interface ChosenTemplate {
+  template: TemplateMessage | undefined;
+  header?: Attachment;
+  /** Meta lets it be sent (none of the candidates is usable: false). */
+  usable: boolean;
+  /** It is a marketing template (Meta's per-person limit applies to it). */
+  marketing: boolean;
+  /** The candidates Meta said cannot be sent now, in order, with why. */
+  unusable: TemplateState[];
+}
+
 /**
  * The template for this message: its tool's `whatsapp_template`, else the hub-wide default. A tool template
  * with a file header carries the result's first file of its kind (the message's own, for a direct message);
- * with no such file it cannot be sent, and the default is used instead.
+ * with no such file it cannot be sent, and the default is used instead. When Meta has paused, disabled or
+ * rejected it, its `fallback`, then WHATSAPP_FALLBACK_TEMPLATE, go instead; a marketing template is passed
+ * over for a usable one that is not while Meta's per-person limit holds the person.
  */
 async function templateFor(
   ctx: DeliverDeps,
   conversation: ConversationRow,
   message: MessageRow,
-): Promise<{ template: TemplateMessage; header?: Attachment } | undefined> {
+): Promise<ChosenTemplate> {
   const job = await ctx.delivery.jobOf(message);
   // The template of the definition the job started with, whatever a reload changed since.
   const own = job
@@ -230,13 +305,25 @@ async function templateFor(
     : attachmentsOf(message.attachments);
   const header = own?.header ? headerFile(own.header, files) : undefined;
   const declared = own && (!own.header || header) ? own : ctx.config.meta.defaultTemplate;
-  if (!declared) return undefined;
+  const none: ChosenTemplate = { template: undefined, usable: false, marketing: false, unusable: [] };
+  if (!declared) return none;
   const result = job?.result as { message?: string } | null | undefined;
   const vars = {
     "result.message": result?.message ?? job?.error ?? message.text ?? "",
     "tool.name": job?.tool ?? "",
     "contact.name": conversation.name ?? "",
   };
-  if (declared !== own || !own.header || !header) return { template: renderTemplate(declared, vars) };
-  return { template: renderTemplate(declared, vars, headerComponent(own.header, header)), header };
+  const candidates: WhatsappTemplate[] = [declared];
+  if (own?.fallback) candidates.push(own.fallback);
+  if (ctx.config.meta.fallbackTemplate) candidates.push(ctx.config.meta.fallbackTemplate);
+  const stateOf = await templateStates(ctx.sql, candidates);
+  const held = conversation.marketingHeldUntil != null && conversation.marketingHeldUntil > ctx.now();
+  const usable = candidates.filter((candidate) => isUsableStatus(stateOf(candidate)?.status));
+  const pick = usable.find((candidate) => !(held && isMarketing(stateOf(candidate)))) ?? usable[0] ?? candidates[0]!;
+  const unusable = candidates
+    .map((candidate) => stateOf(candidate))
+    .filter((state): state is TemplateState => state !== undefined && !isUsableStatus(state.status));
+  const facts = { usable: usable.length > 0, marketing: isMarketing(stateOf(pick)), unusable };
+  if (pick !== own || !own.header || !header) return { template: renderTemplate(pick, vars), ...facts };
+  return { template: renderTemplate(own, vars, headerComponent(own.header, header)), header, ...facts };
 }

@@ -100,6 +100,8 @@ export type MetaStatusOutcome =
       failed?: boolean;
       /** Messages that waited on a template that failed, now failed themselves. */
       itemsFailed?: number;
+      /** A marketing template refused under Meta's per-person limit (131049): the person is held until then. */
+      marketingHeldUntil?: Date;
     };
 
 /** A message the channel names by its own id, in one business account. */
@@ -176,6 +178,17 @@ export interface DeliveryState {
     conversationId: string,
     template: { name: string; data: unknown; externalId: string | null },
   ): Promise<void>;
+
+  // What waits on a WhatsApp template (state/template-waits.ts).
+
+  /** Meta's per-person marketing limit (131049): no marketing template to the person before `until`. */
+  holdMarketing(conversationId: string, until: Date): Promise<void>;
+  /**
+   * What waited on an unusable template (`template_unavailable`), or on a marketing hold now over
+   * (`marketing_limit`), back to pending: routed again by the conversation's next turn. Returns the
+   * conversations whose turn that needs.
+   */
+  releaseTemplateWaits(reason: "template_unavailable" | "marketing_limit"): Promise<string[]>;
 
   // The conversation's control and the person's own messages (state/conversation-control.ts).
 

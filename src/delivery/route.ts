@@ -21,6 +21,13 @@ export interface RouteConversation {
   /** WhatsApp: whether a template is known for this item (the tool's or the hub-wide default). */
   templateAvailable: boolean;
   /**
+   * WhatsApp, once the template is chosen (deliver.ts): whether Meta lets it be sent now (not paused,
+   * disabled, rejected…), and whether it is a marketing template. Absent: not looked up yet.
+   */
+  template?: { usable: boolean; marketing: boolean };
+  /** WhatsApp: Meta's per-person marketing limit (131049) holds marketing templates to this person until then. */
+  marketingHeldUntil?: Date | null;
+  /**
    * The channel said the person cannot be written to (a Telegram bot they blocked, an SMS number that sent
    * STOP) and they have not come back since: nothing more is sent.
    */
@@ -43,6 +50,8 @@ export type Route =
       reason:
         | "template_sent_this_period"
         | "window_closed_no_template"
+        | "template_unavailable"
+        | "marketing_limit"
         | "window_closed_instagram"
         | "window_closed_messenger";
     }
@@ -85,6 +94,13 @@ export function route(conversation: RouteConversation, item: RouteItem, now: Dat
     return { action: "await_reply", decision: "awaiting_reply", reason: "template_sent_this_period" };
   if (!conversation.templateAvailable) {
     return { action: "await_reply", decision: "awaiting_reply", reason: "window_closed_no_template" };
+  }
+  if (conversation.template && !conversation.template.usable) {
+    return { action: "await_reply", decision: "awaiting_reply", reason: "template_unavailable" };
+  }
+  const held = conversation.marketingHeldUntil != null && conversation.marketingHeldUntil > now;
+  if (conversation.template?.marketing && held) {
+    return { action: "await_reply", decision: "awaiting_reply", reason: "marketing_limit" };
   }
   return { action: "template", decision: "template", reason: "window_closed" };
 }

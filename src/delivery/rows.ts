@@ -28,6 +28,8 @@ export interface ConversationRow {
   /** The channel said the person cannot be written to (blocked bot, SMS STOP) and why; cleared when they return. */
   unreachableAt?: Date | null;
   unreachableReason?: string | null;
+  /** WhatsApp: Meta's per-person marketing limit (131049) holds marketing templates to this person until then. */
+  marketingHeldUntil?: Date | null;
   /** Closed by the agent or a human; reopened (null) when the person writes again. */
   closedAt: Date | null;
   /** The agent asked for a person (hand-off-to-human): when, and its reason; cleared by a hand-back. */
@@ -100,6 +102,7 @@ const CONVERSATION_DATES = [
   "templateSentAt",
   "windowClosedAt",
   "unreachableAt",
+  "marketingHeldUntil",
   "handoffAt",
   "closedAt",
   "erasedAt",

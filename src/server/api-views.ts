@@ -139,6 +139,17 @@ export const jobView = z.object({
   correctedAt: isoTime.nullable().describe("when that different result came"),
   createdAt: isoTime,
   endedAt: isoTime.nullable(),
+  charges: z
+    .object({
+      messages: z.number().int().describe("messages sent for the job that Meta reported pricing for"),
+      billable: z.number().int().describe("of those, the ones Meta said it bills"),
+      by_category: z.record(z.string(), z.number().int()).describe("messages by Meta's pricing category"),
+    })
+    .optional()
+    .describe(
+      "WhatsApp: what Meta reported charging for the messages sent for the job (its template, its result's " +
+        "reply), from the statuses' `pricing`, each message once; GET /v1/jobs/{id} only",
+    ),
 });
 
 export const toolView = z.object({

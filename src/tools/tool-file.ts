@@ -23,21 +23,31 @@ const templateParameter = z.union([
   z.object({ type: z.string().default("text"), text: z.string() }).loose(),
 ]);
 
+const templateComponents = z
+  .array(
+    z
+      .object({
+        type: z.string(),
+        parameters: z.array(templateParameter).optional(),
+      })
+      .loose(),
+  )
+  .optional();
+
+/** A template sent instead when Meta has paused, disabled or rejected the tool's own (no file header). */
+export const fallbackTemplateSchema = z.strictObject({
+  name: z.string().min(1),
+  language: z.string().min(1),
+  components: templateComponents,
+});
+
 export const whatsappTemplateSchema = z.strictObject({
   name: z.string().min(1),
   language: z.string().min(1),
   /** The template's header is a file: the result's first file of this kind goes with the template. */
   header: z.enum(["document", "image", "video"]).optional(),
-  components: z
-    .array(
-      z
-        .object({
-          type: z.string(),
-          parameters: z.array(templateParameter).optional(),
-        })
-        .loose(),
-    )
-    .optional(),
+  components: templateComponents,
+  fallback: fallbackTemplateSchema.optional(),
 });
 
 // Only for idempotent tools (reads, searches, reports): a job its backend lost is started again, `times` times.

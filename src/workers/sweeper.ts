@@ -9,6 +9,7 @@
 import type { HubContext } from "../context.js";
 import { sweepWebhooks } from "../channels/meta/meta-webhooks.js";
 import { sweepEmails } from "../channels/email/inbound-emails.js";
+import { releaseMarketingHolds } from "../channels/whatsapp/whatsapp-templates.js";
 import { deleteExpiredWebhooks } from "../channels/meta/webhook-retention.js";
 import { deleteExpiredErasedMessages } from "../conversations/erased.js";
 import { resendOwedCancelRequests } from "../jobs/cancel-requests.js";
@@ -69,6 +70,8 @@ export async function sweepOnce(
   pushes: number;
   expired: number;
   reruns: number;
+  /** Conversations whose marketing-template hold (131049) was over: what waited on it routed again. */
+  marketingReleased: number;
   /** Results left unseen in a widget and sent on to WhatsApp (src/delivery/escalation.ts). */
   escalated: number;
   /** Retention's deletions, on the sweeps it ran in. */
@@ -86,8 +89,9 @@ export async function sweepOnce(
   const reruns = await startOwedReruns(ctx);
   // After the pushes: a push the sweep just ended (its process died) no longer holds its result back.
   const escalated = await escalateUnseen(ctx);
+  const marketingReleased = await releaseMarketingHolds(ctx);
   const pruned = await pruneWhenDue(ctx, state);
-  return { turns, webhooks, webhooksDeleted, cancels, pushes, expired, reruns, escalated, pruned };
+  return { turns, webhooks, webhooksDeleted, cancels, pushes, expired, reruns, escalated, marketingReleased, pruned };
 }
 
 export function startSweeper(ctx: HubContext): { stop(): Promise<void> } {

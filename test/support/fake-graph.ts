@@ -321,6 +321,11 @@ const WHATSAPP_ERRORS: Record<number, { title: string; details: string }> = {
     title: "Template name does not exist in the translation",
     details: "The template does not exist in the specified language or it has not been approved.",
   },
+  132015: { title: "Template is Paused", details: "Template is paused due to low quality so it cannot be sent." },
+  132016: {
+    title: "Template is Disabled",
+    details: "Template has been paused too many times due to low quality and is now permanently disabled.",
+  },
   132012: {
     title: "Parameter format does not match format in the created template",
     details: "Variable parameter values formatted incorrectly.",
@@ -464,6 +469,15 @@ export class FakeGraph {
   url = "";
   hubWebhookUrl: string;
   readonly sent: SentMessage[] = [];
+  /** WhatsApp read receipts the business sent (`status: read`), with whether they asked for the typing indicator. */
+  readonly reads: { from: string; messageId: string; typing: boolean; at: number }[] = [];
+  /**
+   * Template statuses as Meta holds them (name → APPROVED | PAUSED | DISABLED | REJECTED | PENDING…): a send
+   * of a paused one is refused with 132015, a disabled one with 132016, one not approved with 132001.
+   */
+  readonly templateStatus = new Map<string, string>();
+  /** Pricing category of a template (for its statuses' `pricing`): utility by default. */
+  readonly templateCategory = new Map<string, string>();
   readonly rejected: RejectedSend[] = [];
   /** WhatsApp media the person's messages name (fake-graph-media.ts). */
   readonly media = new FakeGraphMedia(this);
@@ -529,6 +543,8 @@ export class FakeGraph {
   private readonly lastTemplateTo = new Map<string, string>();
   private readonly lastMessageTo = new Map<string, string>();
   private readonly timers = new Set<NodeJS.Timeout>();
+  /** wamids of the messages people sent (posted as webhooks), by the phone number they were sent to. */
+  private readonly inboundWamids = new Map<string, string>();
   private readonly pending = new Set<Promise<unknown>>();
 
   constructor(options: FakeGraphOptions = {}) {
@@ -814,6 +830,9 @@ export class FakeGraph {
     const invalid = (details: string) => new SendRefused(400, whatsappError(100, details));
     if (!body) throw invalid("The request body is not valid JSON.");
     if (body.messaging_product !== "whatsapp") throw invalid("The parameter messaging_product is required.");
+    // Marking a person's message read (optionally with the typing indicator) names no recipient: only the
+    // message, which must be one this phone number received.
+    if (body.status !== undefined) return this.markWhatsappRead(from, body, invalid);
     // A person is addressed by phone number (`to`) or by BSUID (`recipient`). Meta lets `to` win when both
     // are given; the fake refuses both, so the hub never depends on which one Meta picks.
     if (body.to !== undefined && body.recipient !== undefined) {
@@ -863,7 +882,10 @@ export class FakeGraph {
       if (template.components !== undefined && !Array.isArray(template.components)) {
         throw invalid("Param template['components'] must be an array.");
       }
-      if (!this.templates.includes(template.name)) {
+      const templateStatus = this.templateStatus.get(template.name) ?? "APPROVED";
+      if (templateStatus === "PAUSED") throw new SendRefused(400, whatsappError(132015));
+      if (templateStatus === "DISABLED") throw new SendRefused(400, whatsappError(132016));
+      if (!this.templates.includes(template.name) || !["APPROVED", "FLAGGED", "REINSTATED"].includes(templateStatus)) {
         throw new SendRefused(
           400,
           whatsappError(132001, `template name (${template.name}) does not exist in ${language.code}`, 2494073),
@@ -935,6 +957,24 @@ export class FakeGraph {
     }
     const contact = toUserId ? { input: to, user_id: to } : { input: to, wa_id: waId(to) };
     return { messaging_product: "whatsapp", contacts: [contact], messages: [{ id }] };
+  }
+
+  /** `{messaging_product, status: "read", message_id, typing_indicator?: {type: "text"}}` → `{success: true}`. */
+  private markWhatsappRead(from: string, body: Json, invalid: (details: string) => SendRefused): Json {
+    if (body.status !== "read") throw invalid("Param status must be read.");
+    if (!nonEmptyString(body.message_id)) throw invalid("The parameter message_id is required.");
+    if (body.to !== undefined || body.recipient !== undefined || body.type !== undefined) {
+      throw invalid("A read receipt takes only messaging_product, status, message_id and typing_indicator.");
+    }
+    const typing = body.typing_indicator;
+    if (typing !== undefined && (!isRecord(typing) || typing.type !== "text")) {
+      throw invalid("Param typing_indicator['type'] must be text.");
+    }
+    if (this.inboundWamids.get(body.message_id) !== from) {
+      throw invalid(`Invalid message_id: no message ${body.message_id} was received by this phone number.`);
+    }
+    this.reads.push({ from, messageId: body.message_id, typing: typing !== undefined, at: this.clock() });
+    return { success: true };
   }
 
   private scheduleWindowFailure(wamid: string): void {
@@ -1147,6 +1187,73 @@ export class FakeGraph {
     return { id: wamids[0]!, status };
   }
 
+  /**
+   * Meta's `message_template_status_update` for a template (and its status here from now on), as the
+   * WhatsApp Business Account webhook sends it: `event`, the template's id, name and language, `reason`
+   * ("NONE" when there is none) and its category; `at` is entry[].time.
+   */
+  async whatsappTemplateStatus(
+    name: string,
+    language: string,
+    event: string,
+    options: { reason?: string; category?: string; at?: Date; templateId?: number } = {},
+  ): Promise<number> {
+    this.templateStatus.set(name, event);
+    return this.postWebhook({
+      object: "whatsapp_business_account",
+      entry: [
+        {
+          id: FAKE_WABA_ID,
+          time: Math.floor((options.at?.getTime() ?? this.clock()) / 1000),
+          changes: [
+            {
+              value: {
+                event,
+                message_template_id: options.templateId ?? templateIdOf(name),
+                message_template_name: name,
+                message_template_language: language,
+                reason: options.reason ?? "NONE",
+                ...(options.category ? { message_template_category: options.category } : {}),
+              },
+              field: "message_template_status_update",
+            },
+          ],
+        },
+      ],
+    });
+  }
+
+  /** Meta's `template_category_update`: the template's new category (and the one before). */
+  async whatsappTemplateCategory(
+    name: string,
+    language: string,
+    category: string,
+    options: { previous?: string; at?: Date } = {},
+  ): Promise<number> {
+    this.templateCategory.set(name, category);
+    return this.postWebhook({
+      object: "whatsapp_business_account",
+      entry: [
+        {
+          id: FAKE_WABA_ID,
+          time: Math.floor((options.at?.getTime() ?? this.clock()) / 1000),
+          changes: [
+            {
+              value: {
+                message_template_id: templateIdOf(name),
+                message_template_name: name,
+                message_template_language: language,
+                ...(options.previous ? { previous_category: options.previous } : {}),
+                new_category: category,
+              },
+              field: "template_category_update",
+            },
+          ],
+        },
+      ],
+    });
+  }
+
   /** Posts a WhatsApp `statuses` webhook for a wamid (from the phone number that sent it); `failed` carries `errors`. */
   async whatsappStatus(
     wamid: string,
@@ -1174,6 +1281,7 @@ export class FakeGraph {
     }
     const person = wa ?? userId!;
     const id = inbound.id ?? newWamid(person);
+    this.inboundWamids.set(id, phoneNumberId);
     // Window first: the hub may answer within the webhook request itself. A redelivered old message never
     // moves the window back. Each id the message carried gets it, so a send to either is inside.
     for (const known of [wa, userId]) {
@@ -1244,13 +1352,20 @@ export class FakeGraph {
     };
     if (update.status === "sent" || update.status === "delivered") {
       // Meta adds billing details to sent/delivered statuses; the hub must tolerate (ignore) them.
-      const template = this.sent.find((message) => message.id === update.wamid)?.type === "template";
+      const sent = this.sent.find((message) => message.id === update.wamid);
+      const template = sent?.type === "template";
+      const category = template
+        ? (this.templateCategory.get(sent.template?.name ?? "") ?? "utility").toLowerCase()
+        : "service";
       entry.conversation = {
         id: createHash("md5").update(`conversation:${recipient}`).digest("hex"),
         ...(update.status === "sent" ? { expiration_timestamp: unixSeconds(at + WHATSAPP_WINDOW_MS) } : {}),
-        origin: { type: template ? "utility" : "service" },
+        origin: { type: category },
       };
-      entry.pricing = { billable: true, pricing_model: "CBP", category: template ? "utility" : "service" };
+      // Per-message pricing (PMP): a template is billed by its category, a reply in the window is free.
+      entry.pricing = template
+        ? { billable: true, pricing_model: "PMP", category, type: "regular" }
+        : { billable: false, pricing_model: "PMP", category: "service", type: "free_customer_service" };
     }
     if (update.errors) {
       entry.errors = update.errors.map((error) => ({
@@ -1551,6 +1666,11 @@ function parseBody(raw: unknown): Json | undefined {
 }
 
 /** Best-effort recipient of a (possibly malformed) send request, for the `rejected` log. */
+/** A template's id as Meta would number it (stable per name). */
+function templateIdOf(name: string): number {
+  return 1_000_000_000_000_000 + (parseInt(createHash("md5").update(name).digest("hex").slice(0, 12), 16) % 1e15);
+}
+
 function recipientOf(channel: Channel, body: Json | undefined): string {
   if (!body) return "";
   if (channel === "whatsapp") {

@@ -6,7 +6,8 @@
 //   delete    marks an earlier message deleted (its text withheld from the agent)
 //   reaction  sets or withdraws the person's reaction on a message (no turn)
 //   read      the person has read the business's messages up to a point
-//   status    Meta's sent / delivered / read / failed for a message the hub sent
+//   status    Meta's sent / delivered / read / failed for a message the hub sent (WhatsApp: with its pricing)
+//   template  WhatsApp: a template's status or category changed (whatsapp-templates.ts)
 //   ignored   nothing to do, with the reason (a field the hub does not use, an event of no consequence)
 import type { StoredAttachment } from "../../conversations/inbound-attachments.js";
 import type { MetaChannel } from "./meta-accounts.js";
@@ -58,8 +59,34 @@ export type MetaEvent =
       status: string;
       at: Date;
       errors: { code: number; title: string }[];
+      /** WhatsApp: what Meta charges for the message (the status's `pricing` and `conversation`). */
+      charge?: MetaCharge;
+    }
+  | {
+      kind: "template";
+      channel: "whatsapp";
+      /** The WhatsApp Business Account (entry[].id). */
+      account: string;
+      name: string;
+      language: string;
+      templateId: string | null;
+      /** Meta's time of the report (entry[].time), else when the hub received it. */
+      at: Date | null;
+      /** `message_template_status_update`: the new status, why, and the category it carries. */
+      status?: { event: string; reason: string | null; category: string | null };
+      /** `template_category_update`: the new category and the one before. */
+      category?: { category: string; previous: string | null };
     }
   | { kind: "ignored"; channel: MetaChannel; account: string; reason: string };
+
+/** A WhatsApp status's billing details, as Meta gives them (any of them may be missing). */
+export interface MetaCharge {
+  billable: boolean | null;
+  pricingModel: string | null;
+  category: string | null;
+  type: string | null;
+  conversation: { id: string | null; origin: string | null; expiresAt: string | null } | null;
+}
 
 /** Meta's timestamps: WhatsApp in seconds (as text), Instagram and Messenger in milliseconds; some ISO text. */
 export function metaTime(value: unknown, unit: "s" | "ms"): Date {

@@ -17,6 +17,8 @@ import { parseWhatsAppWebhook } from "../whatsapp/whatsapp-webhook.js";
 import type { MetaEvent } from "./meta-event.js";
 import { inSpan } from "../../tracing/spans.js";
 import { parseMessagingWebhook } from "./messaging-webhook.js";
+import { applyTemplateEvent, markTemplateMarketing } from "../whatsapp/whatsapp-templates.js";
+import { recordCharge } from "../whatsapp/whatsapp-charges.js";
 import { applyTelegramUpdate } from "../telegram/telegram-updates.js";
 import { applySmsWebhook, isSmsSource } from "../sms/sms-webhooks.js";
 
@@ -94,6 +96,14 @@ async function applyEvent(ctx: HubContext, event: MetaEvent, receivedAt: Date): 
     ctx.log.info({ channel: event.channel, account: event.account, reason }, "meta event ignored");
   };
   if (event.kind === "ignored") return ignore(event.reason);
+  // Templates belong to the WhatsApp Business Account (entry[].id), not to a phone number: taken by a hub
+  // that sends on WhatsApp at all, by name and language.
+  if (event.kind === "template") {
+    if (!ctx.config.meta.accounts.some((a) => a.channel === "whatsapp")) return ignore("template_without_whatsapp");
+    ctx.metrics.metaEvents.inc({ channel: event.channel, outcome: event.kind });
+    await applyTemplateEvent(ctx, event, receivedAt);
+    return;
+  }
   // One app gets the webhooks of every number, account and page it is subscribed to; the hub answers only
   // for its own, and only ever from the one the person wrote to.
   if (!ctx.config.meta.accounts.some((a) => a.channel === event.channel && a.id === event.account)) {
@@ -182,6 +192,8 @@ function namedMessage(event: Exclude<MetaEvent, { kind: "ignored" }>): string | 
     case "record":
     case "status":
       return event.id;
+    case "template":
+      return null;
     case "edit":
     case "delete":
     case "reaction":
@@ -225,6 +237,17 @@ async function applyStatus(
       "status for a message the hub did not send dropped",
     );
     return;
+  }
+  // Meta's pricing of the message, once per message whatever number of statuses and redeliveries carry it.
+  if (event.charge) await recordCharge(ctx, event.id, event.charge, event.at);
+  if (applied.outcome === "applied" && applied.marketingHeldUntil) {
+    // Meta's per-person marketing limit: the template is marketing, whatever the hub knew of it.
+    await markTemplateMarketing(ctx, event.id);
+    ctx.metrics.marketingHolds.inc();
+    ctx.log.info(
+      { conversation_id: applied.conversationId, until: applied.marketingHeldUntil.toISOString() },
+      "marketing templates held for the person (131049)",
+    );
   }
   // Accepted, then refused as outside the window: the conversation's next turn routes it again.
   if (applied.outcome === "resend") await requestTurn(ctx, applied.conversationId);

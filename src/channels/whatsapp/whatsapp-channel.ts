@@ -35,8 +35,26 @@ interface SendResponse {
 
 type WhatsAppAccounts = AccountClients<{ client: GraphClient; rate: SendRate }>;
 
+/**
+ * Meta: show the typing indicator only when the answer takes a few seconds. A reply sent before this passes
+ * cancels it, so a quick answer never flashes one (nor costs a call).
+ */
+export const TYPING_DELAY_MS = 1000;
+
 export function whatsappChannel(accounts: WhatsAppAccounts): ChannelAdapter {
   const parts = sentParts();
+  /** Typing indicators waiting for their delay, per conversation: a send to the person cancels its own. */
+  const typing = new Map<string, { timer: NodeJS.Timeout; cancel: () => void }>();
+  /** Conversations sent to in the last moments: a typing indicator asked for just after its reply went is moot. */
+  const recentSends = new Map<string, number>();
+  const cancelTyping = (conversationId: string) => {
+    typing.get(conversationId)?.cancel();
+    const at = performance.now();
+    recentSends.set(conversationId, at);
+    setTimeout(() => {
+      if (recentSends.get(conversationId) === at) recentSends.delete(conversationId);
+    }, 2 * TYPING_DELAY_MS).unref();
+  };
   async function post(
     conversation: SendConversation,
     body: Record<string, unknown>,
@@ -64,6 +82,7 @@ export function whatsappChannel(accounts: WhatsAppAccounts): ChannelAdapter {
   return {
     enabled: true,
     async send(conversation: SendConversation, message: SendMessage): Promise<SendOutcome> {
+      cancelTyping(conversation.id);
       const plan = whatsappPlan(
         message.text ?? "",
         attachmentsOf(message.attachments),
@@ -105,7 +124,43 @@ export function whatsappChannel(accounts: WhatsAppAccounts): ChannelAdapter {
         ...(notes.length ? { fallback: `fallback: ${notes.join(", ")}` } : {}),
       };
     },
+    /**
+     * Meta's typing indicator on the person's message (it also marks it read): shown until the reply comes
+     * or for 25 seconds, once the answer has taken TYPING_DELAY_MS. Only on a message Meta knows by its
+     * wamid; best effort (turn.ts logs a refusal).
+     */
+    async showTyping(conversation: SendConversation, replyTo: string | null): Promise<void> {
+      if (!replyTo || recentSends.has(conversation.id)) return;
+      typing.get(conversation.id)?.cancel();
+      const due = await new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => {
+          typing.delete(conversation.id);
+          resolve(true);
+        }, TYPING_DELAY_MS);
+        timer.unref();
+        typing.set(conversation.id, {
+          timer,
+          cancel: () => {
+            clearTimeout(timer);
+            typing.delete(conversation.id);
+            resolve(false);
+          },
+        });
+      });
+      if (!due) return;
+      const account = accountFor(accounts, conversation);
+      if ("failed" in account) return;
+      // Not a message: it takes nothing of the number's send rate (WA_MPS), which paces the replies it precedes.
+      const answer = await account.client.post<{ success?: boolean }>(`${account.id}/messages`, {
+        messaging_product: "whatsapp",
+        status: "read",
+        message_id: replyTo,
+        typing_indicator: { type: "text" },
+      });
+      if (!answer.ok) throw new Error(`typing indicator refused: ${answer.error.code ?? ""} ${answer.error.title}`);
+    },
     async sendTemplate(conversation: SendConversation, template: TemplateMessage): Promise<TemplateOutcome> {
+      cancelTyping(conversation.id);
       const answer = await post(conversation, {
         type: "template",
         template: {

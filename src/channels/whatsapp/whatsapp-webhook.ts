@@ -3,7 +3,14 @@
 // business sent from the WhatsApp Business app (`smb_message_echoes`), system notices, and statuses of
 // what the hub sent. Batched entries and changes are flattened, in order.
 import type { StoredAttachment } from "../../conversations/inbound-attachments.js";
-import { idText, metaTime, type Addressed, type MetaEvent, type MetaPerson } from "../meta/meta-event.js";
+import {
+  idText,
+  metaTime,
+  type Addressed,
+  type MetaCharge,
+  type MetaEvent,
+  type MetaPerson,
+} from "../meta/meta-event.js";
 
 type Json = Record<string, unknown>;
 
@@ -164,6 +171,10 @@ export function parseWhatsAppWebhook(body: unknown): MetaEvent[] {
       const account = str(record(value.metadata).phone_number_id);
       const contacts = list(value.contacts);
       const base = { channel: "whatsapp" as const, account };
+      if (field === "message_template_status_update" || field === "template_category_update") {
+        events.push(templateEvent(field, value, str(entry.id), entry.time));
+        continue;
+      }
       if (field !== "messages" && field !== "smb_message_echoes" && field !== "") {
         events.push({ kind: "ignored", ...base, reason: `field ${field}` });
         continue;
@@ -195,11 +206,70 @@ export function parseWhatsAppWebhook(body: unknown): MetaEvent[] {
             code: Number(error.code ?? 0),
             title: str(error.title) || str(error.message),
           })),
+          ...chargeOf(status),
         });
       }
     }
   }
   return events;
+}
+
+/** A status's `pricing` and `conversation`, when it has them. */
+function chargeOf(status: Json): { charge?: MetaCharge } {
+  if (status.pricing === undefined && status.conversation === undefined) return {};
+  const pricing = record(status.pricing);
+  const conversation = status.conversation === undefined ? null : record(status.conversation);
+  const text = (value: unknown) => str(value) || null;
+  return {
+    charge: {
+      billable: typeof pricing.billable === "boolean" ? pricing.billable : null,
+      pricingModel: text(pricing.pricing_model),
+      category: text(pricing.category),
+      type: text(pricing.type),
+      conversation: conversation && {
+        id: text(conversation.id),
+        origin: text(record(conversation.origin).type),
+        expiresAt: text(conversation.expiration_timestamp),
+      },
+    },
+  };
+}
+
+/** A template's new status or category (the WhatsApp Business Account's webhook fields). */
+function templateEvent(field: string, value: Json, account: string, time: unknown): MetaEvent {
+  const name = str(value.message_template_name);
+  const language = str(value.message_template_language);
+  if (!name || !language)
+    return { kind: "ignored", channel: "whatsapp", account, reason: `${field} without a template` };
+  const base = {
+    kind: "template" as const,
+    channel: "whatsapp" as const,
+    account,
+    name,
+    language,
+    templateId: str(value.message_template_id) || null,
+    at: time === undefined ? null : seconds(time),
+  };
+  if (field === "template_category_update") {
+    const category = str(value.new_category) || str(value.correct_category);
+    if (!category) return { kind: "ignored", channel: "whatsapp", account, reason: `${field} without a category` };
+    return { ...base, category: { category, previous: str(value.previous_category) || null } };
+  }
+  const event = str(value.event);
+  if (!event) return { kind: "ignored", channel: "whatsapp", account, reason: `${field} without an event` };
+  // Meta's code (INVALID_FORMAT, SCAM…; NONE when there is none), and its words when it gives them: a
+  // rejection's `rejection_info`, a pause's `other_info`.
+  const code = str(value.reason) === "NONE" ? "" : str(value.reason);
+  const detail = str(record(value.rejection_info).reason) || str(record(value.other_info).description);
+  const reason = [code, detail].filter(Boolean).join(": ");
+  return {
+    ...base,
+    status: {
+      event,
+      reason: reason || null,
+      category: str(value.message_template_category) || null,
+    },
+  };
 }
 
 function messageEvent(message: Json, at: Addressed): MetaEvent {

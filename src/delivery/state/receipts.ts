@@ -29,6 +29,12 @@ export interface MetaStatusRules {
    * up to the time `watermark` (either may be null).
    */
   readUpTo(upToSeq: string, watermark: string): string;
+  /**
+   * Whether a failed status's error is Meta's per-person marketing limit (131049), and for how long the
+   * person's marketing templates are then held.
+   */
+  marketingLimit(error: { code: number } | undefined): boolean;
+  marketingHoldMs: number;
 }
 
 export type Receipts = Pick<DeliveryState, "markRead" | "markReceived" | "markReadUpTo" | "applyMetaStatus">;
@@ -101,6 +107,34 @@ export function receipts(sql: Sql, changes: Changes, now: () => Date, meta: Meta
         );
         published(changed);
         return { outcome: changed.length > 0 ? "resend" : "applied", conversationId };
+      }
+      if (status.status === "failed" && message.role === "template" && meta.marketingLimit(error)) {
+        // Meta's per-person marketing limit: not a failure of what waited on the template. It waits on, held
+        // for the person for 24 hours from now (never sooner), then routed again (template-waits.ts).
+        const until = new Date(now().getTime() + meta.marketingHoldMs);
+        const reason131049 = `marketing_limit; until ${until.toISOString()} (${reason ?? "131049"})`;
+        const changed = await sql.query<MessageRow>(
+          `WITH t AS (UPDATE "Message" SET status = 'failed', "statusReason" = $3, "updatedAt" = $4
+                      WHERE id = $1::uuid AND status <> 'failed' RETURNING *),
+           c AS (UPDATE "Conversation" SET "templateSentAt" = NULL,
+                   "marketingHeldUntil" = greatest(coalesce("marketingHeldUntil", $5), $5), "updatedAt" = $4
+                 WHERE id = $2::uuid AND EXISTS (SELECT 1 FROM t) RETURNING id),
+           i AS (UPDATE "TurnInput" SET decision = 'awaiting_reply', reason = $6, "updatedAt" = $4
+                 WHERE "conversationId" = $2::uuid AND state = 'awaiting_reply' AND EXISTS (SELECT 1 FROM c)
+                 RETURNING id),
+           m AS (UPDATE "Message" SET decision = 'awaiting_reply', "statusReason" = $6, "updatedAt" = $4
+                 WHERE "conversationId" = $2::uuid AND status = 'awaiting_reply' AND role IN ('agent', 'human')
+                   AND EXISTS (SELECT 1 FROM c) RETURNING *)
+           SELECT * FROM t UNION ALL SELECT * FROM m`,
+          [message.id, message.conversationId, reason ?? "131049", now(), until, reason131049],
+        );
+        published(changed);
+        return {
+          outcome: "applied",
+          conversationId,
+          failed: changed.length > 0,
+          ...(changed.length > 0 ? { marketingHeldUntil: until } : {}),
+        };
       }
       if (status.status === "failed" && message.role === "template") {
         // The template meant to bring the person back failed: what waited on it fails with its code (the

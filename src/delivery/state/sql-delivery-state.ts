@@ -6,6 +6,7 @@ import type { DeliveryState } from "../delivery-state.js";
 import { conversationControl } from "./conversation-control.js";
 import { receipts, type MetaStatusRules } from "./receipts.js";
 import { routingOutcomes } from "./routing-outcomes.js";
+import { templateWaits } from "./template-waits.js";
 import { turnInputs } from "./turn-inputs.js";
 
 export function deliveryState(sql: Sql, changes: Changes, now: () => Date, meta: MetaStatusRules): DeliveryState {
@@ -14,5 +15,6 @@ export function deliveryState(sql: Sql, changes: Changes, now: () => Date, meta:
     ...routingOutcomes(sql, changes, now),
     ...conversationControl(sql, changes, now),
     ...receipts(sql, changes, now, meta),
+    ...templateWaits(sql, changes, now),
   };
 }

@@ -4,6 +4,7 @@ import { METRICS_CLOSED } from "../../config.js";
 import type { HubContext } from "../../context.js";
 import { HubError } from "../../errors.js";
 import { requireBearer } from "../auth.js";
+import { unusableTemplates } from "../../delivery/template-status.js";
 
 /** How long /readyz waits for the database's answer (it answers within a second). */
 const READY_DATABASE_WAIT_MS = 700;
@@ -52,6 +53,12 @@ export function healthRoutes(ctx: HubContext): Router {
       reloaded_at: reload.at,
       ...(reload.outcome === "refused" ? { problems: reload.problems } : {}),
     };
+    // WhatsApp templates Meta says cannot be sent now, and why: what would use them waits (or goes with a
+    // fallback); the hub stays ready.
+    const templates =
+      database && ctx.config.meta.accounts.some((account) => account.channel === "whatsapp")
+        ? await unusableTemplates(ctx.sql).catch(() => undefined)
+        : undefined;
     res.status(database && redis ? 200 : 503).json({
       ok: database && redis,
       database,
@@ -61,6 +68,19 @@ export function healthRoutes(ctx: HubContext): Router {
       // Each MCP server as this process sees it: a server that is down leaves the hub ready (its calls fail
       // with why), and says so here.
       ...(ctx.mcp ? { mcp_servers: ctx.mcp.status() } : {}),
+      ...(templates
+        ? {
+            whatsapp_templates: {
+              unusable: templates.map((template) => ({
+                name: template.name,
+                language: template.language,
+                status: template.status,
+                reason: template.reason,
+                since: template.updatedAt.toISOString(),
+              })),
+            },
+          }
+        : {}),
     });
   });
   return router;

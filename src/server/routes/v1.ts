@@ -1,4 +1,5 @@
 // The agent-runtime API (docs/agent-runtime.md). Thin: validate, call one function, shape the answer.
+import { chargesOfJob } from "../../channels/whatsapp/whatsapp-charges.js";
 import { attachmentsSchema, buttonsSchema, requireHttpsInProduction } from "../../conversations/attachments.js";
 import { Router } from "express";
 import { z } from "zod";
@@ -123,7 +124,8 @@ export function v1Routes(ctx: HubContext): Router {
     // A caller that goes away stops waiting.
     const gone = new AbortController();
     res.on("close", () => gone.abort());
-    res.json({ job: await waitForJob(ctx, req.params.id as string, waitMs, gone.signal) });
+    const job = await waitForJob(ctx, req.params.id as string, waitMs, gone.signal);
+    res.json({ job: { ...job, charges: await chargesOfJob(ctx.sql, job.id) } });
   });
 
   // The agent or a human (console key) may call a job off.
