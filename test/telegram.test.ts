@@ -80,8 +80,11 @@ describe("Telegram", () => {
       "Ana Rojas is the closest: Ana sees patients in Ñuñoa on Tuesdays and Thursdays.",
     );
     // Telegram has no receipts: what it accepted is sent, with its message id.
-    const replies = await hub.db.message.findMany({ where: { conversationId: conversation.id, role: "agent" } });
-    expect(replies.every((message) => message.status === "sent")).toBe(true);
+    // (the answer reaches the stand-in before its send is recorded: waited for).
+    const replies = await eventually(async () => {
+      const rows = await hub.db.message.findMany({ where: { conversationId: conversation.id, role: "agent" } });
+      return rows.every((message) => message.status === "sent") && rows;
+    }, "every reply recorded as sent");
     expect(replies.map((message) => message.externalId)).toContain(
       `tg:${BOT}:${ana.id}:${telegram.sentTo(ana.id).at(-1)!.messageId}`,
     );
