@@ -35,6 +35,20 @@ export interface ConversationRow {
   /** The agent asked for a person (hand-off-to-human): when, and its reason; cleared by a hand-back. */
   handoffAt: Date | null;
   handoffReason: string | null;
+  /**
+   * The support team's side (src/team/): the team and the member it is assigned to, since when; waiting in the
+   * team's queue since (nobody on it); the opening a hand-off to a closed team waits for, and when its
+   * out-of-office message went; the response the team owes (first | next), by when, and when it was breached.
+   */
+  teamId?: string | null;
+  assigneeId?: string | null;
+  assignedAt?: Date | null;
+  queuedAt?: Date | null;
+  opensAt?: Date | null;
+  awayNoticeAt?: Date | null;
+  responseKind?: "first" | "next" | null;
+  responseDueAt?: Date | null;
+  breachedAt?: Date | null;
   /** Erased (src/conversations/erasure.ts): when, and the tombstone {by, keyId?, reason?}. */
   erasedAt?: Date | null;
   erasure?: unknown;
@@ -104,6 +118,12 @@ const CONVERSATION_DATES = [
   "unreachableAt",
   "marketingHeldUntil",
   "handoffAt",
+  "assignedAt",
+  "queuedAt",
+  "opensAt",
+  "awayNoticeAt",
+  "responseDueAt",
+  "breachedAt",
   "closedAt",
   "erasedAt",
   "createdAt",
