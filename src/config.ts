@@ -116,6 +116,8 @@ export interface Config {
   push: PushConfig;
   /** A result unseen this long in a verified person's widget goes to the WhatsApp number they consented to; null: off. */
   escalateAfterMs: number | null;
+  /** Support teams: re-assign after this long without the assignee's reply (null: never); offline after this. */
+  team: { reassignAfterMs: number | null; memberOfflineAfterMs: number };
   /** How long ended jobs' data, idle conversations, uploads and outgoing events are kept (src/retention/). */
   retention: RetentionConfig;
   /** Outgoing events (docs/events.md): off when `endpoints` is empty. */
@@ -299,6 +301,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     telegram,
     push,
     escalateAfterMs: env.ESCALATE_AFTER,
+    team: { reassignAfterMs: env.REASSIGN_AFTER, memberOfflineAfterMs: env.MEMBER_OFFLINE_AFTER },
     retention: retentionConfig(env),
     events: {
       endpoints: eventsTo,

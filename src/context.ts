@@ -4,6 +4,7 @@ import type { AgentPort } from "./agent/agent-port.js";
 import type { ChannelAdapter } from "./delivery/channel-port.js";
 import type { VisitorLimits } from "./channels/widget/visitor-limits.js";
 import type { KeyFailures } from "./server/key-failures.js";
+import type { MemberLookup } from "./team/member-auth.js";
 import type { Config } from "./config.js";
 import type { Channel } from "./delivery/channel.js";
 import type { Sql } from "./db/sql.js";
@@ -58,6 +59,8 @@ export interface HubContext {
   limits: VisitorLimits;
   /** Wrong keys per client address, across processes (src/server/key-failures.ts). */
   keyFailures: KeyFailures;
+  /** Who a team member's key belongs to (src/team/member-auth.ts). */
+  members: MemberLookup;
   /** Push notifications to the devices of widget conversations whose results wait unseen. */
   push: Push;
   /** `$env.NAME` lookup for tool files. */

@@ -20,6 +20,7 @@ import { widgetChannel } from "./channels/widget/widget-channel.js";
 import { setWebhookAtStart, telegramAdapter, telegramBanner } from "./channels/telegram/telegram-start.js";
 import { visitorLimits } from "./channels/widget/visitor-limits.js";
 import { keyFailures } from "./server/key-failures.js";
+import { memberLookup } from "./team/member-auth.js";
 import { toolEnvironment, type Config } from "./config.js";
 import type { HubContext } from "./context.js";
 import { openDatabase, type Database } from "./db/client.js";
@@ -263,6 +264,7 @@ export async function startHub(config: Config, options: HubOptions = {}): Promis
     },
     limits: visitorLimits(queues.redis, queues.prefix, config.limits),
     keyFailures: keyFailures(queues.redis, queues.prefix, config.limits.authFailuresPerMinute),
+    members: memberLookup(database.sql),
     push: createPush(config.push, database.sql, queues.pushes, now),
     // `$env.HUB_URL` defaults to the hub's own address, where the demo tool's backend lives, and
     // `$env.DEMO_BACKEND_KEY` to the key that backend asks for.

@@ -143,6 +143,8 @@ describe.each(["postgresql", "embedded"] as const)("erasure (%s)", (database) =>
       attachments: [{ uploadId: upload.id }],
     });
     expect(sent).toEqual({ id: expect.any(String) });
+    // The message's turn first: a result committed before it started would be answered in the same turn.
+    await eventually(() => agent.turnsOf(session.conversationId).length >= 1, "the message's turn");
     const running = await jobsOf(session.conversationId, who);
     await eventually(() => agent.turnsOf(session.conversationId).length >= 2, "the agent's turns");
     await hub.settled();
@@ -159,6 +161,7 @@ describe.each(["postgresql", "embedded"] as const)("erasure (%s)", (database) =>
       );
       return row?.id;
     }, "the WhatsApp conversation");
+    await eventually(() => agent.turnsOf(conversationId).length >= 1, "the message's turn");
     const running = await jobsOf(conversationId, who);
     await eventually(() => agent.turnsOf(conversationId).length >= 2, "the agent's turns");
     await hub.settled();

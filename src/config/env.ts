@@ -142,6 +142,27 @@ export const envSchema = z.object({
       zod.addIssue({ code: "custom", message: "ms" in span ? `"${text}" is shorter than a minute` : span.error });
       return z.NEVER;
     }),
+  // Support teams (src/team/): a member assigned a conversation who has not replied this long loses it to the
+  // next available member; a member whose last console connection closed this long ago is offline.
+  REASSIGN_AFTER: z
+    .string()
+    .default("10m")
+    .transform((text, zod) => {
+      if (["off", "0"].includes(text.trim().toLowerCase())) return null;
+      const span = parseSpan(text);
+      if ("ms" in span && span.ms >= 1_000) return span.ms;
+      zod.addIssue({ code: "custom", message: "ms" in span ? `"${text}" is shorter than a second` : span.error });
+      return z.NEVER;
+    }),
+  MEMBER_OFFLINE_AFTER: z
+    .string()
+    .default("60s")
+    .transform((text, zod) => {
+      const span = parseSpan(text);
+      if ("ms" in span && span.ms >= 1_000) return span.ms;
+      zod.addIssue({ code: "custom", message: "ms" in span ? `"${text}" is shorter than a second` : span.error });
+      return z.NEVER;
+    }),
   IG_ACCOUNT_ID: optional,
   IG_ACCESS_TOKEN: optional,
   FB_PAGE_ID: optional,

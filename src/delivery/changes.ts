@@ -2,6 +2,7 @@
 // (effects.ts); the console and widget namespaces, the job waiters (and anything else that wants to know)
 // subscribe. Nothing notifies by hand.
 import type { JobStatus } from "../jobs/job-status.js";
+import type { ConsoleAssignment, ConsoleClock, ConsoleNote, ConsolePresence } from "../console/console-events.js";
 import type { ConversationRow, MessageRow } from "./rows.js";
 
 export type Change =
@@ -26,7 +27,12 @@ export type Change =
   /** A reply is being composed (a remote agent runtime's turn), or no longer. */
   | { type: "typing"; conversationId: string; typing: boolean }
   /** A result left unseen in the widget was sent to the person on another channel (escalation.ts). */
-  | { type: "escalated"; conversationId: string; messageId: string; to: "whatsapp"; at: Date };
+  | { type: "escalated"; conversationId: string; messageId: string; to: "whatsapp"; at: Date }
+  /** The support team's side (src/team/): an assignment, a member's availability, a response clock, a note. */
+  | ({ type: "assignment" } & ConsoleAssignment)
+  | ({ type: "presence" } & ConsolePresence)
+  | ({ type: "clock" } & ConsoleClock)
+  | { type: "note"; conversationId: string; note: ConsoleNote };
 
 export interface Changes {
   publish(change: Change): void;

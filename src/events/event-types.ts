@@ -6,6 +6,8 @@ export const EVENT_TYPES = [
   "delivery.decided",
   "conversation.control",
   "conversation.erased",
+  "conversation.assigned",
+  "conversation.response_breached",
   "job.started",
   "job.approval",
   "job.progress",

@@ -73,7 +73,7 @@ export function createApp(ctx: HubContext): Express {
   const { hubApiKey, consoleApiKey } = ctx.config.secrets;
   app.use(
     "/v1",
-    requireBearer({ agent: hubApiKey, human: consoleApiKey }, ctx.keyFailures),
+    requireBearer({ agent: hubApiKey, human: consoleApiKey }, ctx.keyFailures, ctx.members),
     express.json({ limit: "1mb" }),
     guardJson(),
     consoleRoutes(ctx),

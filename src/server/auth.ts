@@ -3,6 +3,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import type { NextFunction, Request, Response } from "express";
 import { HubError } from "../errors.js";
 import type { KeyFailures } from "./key-failures.js";
+import type { MemberLookup, MemberRef } from "../team/member-auth.js";
 
 export type Principal = "agent" | "human";
 
@@ -42,8 +43,14 @@ export const tooManyWrongKeys = (retryAfterMs: number) =>
  * `failures`, a wrong key counts against the client's address, and an address past its limit is refused
  * with 429 whatever key it presents; a request presenting no key at all is refused (401) without counting.
  */
-export function requireBearer(keys: Partial<Record<Principal, string>>, failures?: KeyFailures) {
+export function requireBearer(
+  keys: Partial<Record<Principal, string>>,
+  failures?: KeyFailures,
+  members?: MemberLookup,
+) {
   return async (req: Request, res: Response, next: NextFunction) => {
+    // A member's key was accepted where the request came in (the /v1 mount): a member counts as the console.
+    if (keys.human && memberOf(res)) return next();
     const header = req.get("authorization");
     // Only a request that presents a key is counted and stopped: one without any has guessed nothing.
     const counted = header?.trim() ? failures : undefined;
@@ -53,6 +60,12 @@ export function requireBearer(keys: Partial<Record<Principal, string>>, failures
       if (!verdict.ok) return next(tooManyWrongKeys(verdict.retryAfterMs));
     }
     const principal = principalOf(header, keys);
+    const member = !principal && keys.human && members ? await memberByHeader(members, header) : undefined;
+    if (member) {
+      res.locals.principal = "human" satisfies Principal;
+      res.locals.member = member;
+      return next();
+    }
     if (!principal) {
       const verdict = await counted?.failed(address);
       if (verdict && !verdict.ok) return next(tooManyWrongKeys(verdict.retryAfterMs));
@@ -61,6 +74,23 @@ export function requireBearer(keys: Partial<Record<Principal, string>>, failures
     res.locals.principal = principal;
     next();
   };
+}
+
+async function memberByHeader(members: MemberLookup, header: string | undefined): Promise<MemberRef | undefined> {
+  const match = /^Bearer\s+(.+)$/i.exec(header ?? "");
+  return match?.[1] ? members(match[1].trim()) : undefined;
+}
+
+/** The team member the request acts as (their own key), if it is one; the shared console key acts as nobody. */
+export function memberOf(res: Response): MemberRef | undefined {
+  return res.locals.member as MemberRef | undefined;
+}
+
+/** Admins' actions: a member key with the admin role, or the shared console key (integrations, the CLI). */
+export function requireAdmin(req: Request, res: Response, next: NextFunction) {
+  const member = memberOf(res);
+  if (res.locals.principal === "human" && (!member || member.role === "admin")) return next();
+  next(new HubError(403, "forbidden", "an admin's key (or the shared console key) is needed for this"));
 }
 
 /**

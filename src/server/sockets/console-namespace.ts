@@ -2,7 +2,8 @@
 // changes, from any hub process. Changes come from the one place that makes them (src/delivery/changes.ts):
 // messages are gathered for a short window (the latest state of each) and sent as one event.
 import type { ConsoleMessageChange } from "../../console/console-events.js";
-import { CONSOLE_ROOM } from "../../console/console-events.js";
+import { CONSOLE_ROOM, memberRoom } from "../../console/console-events.js";
+import type { MemberRef } from "../../team/member-auth.js";
 import type { HubContext } from "../../context.js";
 import { messageView } from "../../conversations/timeline.js";
 import { mediaLinks } from "../../media/media-links.js";
@@ -29,12 +30,19 @@ export function attachConsoleNamespace(ctx: HubContext): () => void {
       const blocked = await ctx.keyFailures.blocked(address);
       if (!blocked.ok) return next(tooManyWrongKeys(blocked.retryAfterMs));
       if (principalOf(`Bearer ${key}`, { human: ctx.config.secrets.consoleApiKey })) return next();
+      // A member's own key: the connection acts as them (their room, their presence).
+      const member = await ctx.members(key);
+      if (member) {
+        (socket.data as { member?: MemberRef }).member = member;
+        return next();
+      }
       const counted = await ctx.keyFailures.failed(address);
       next(counted.ok ? new Error("unauthorized") : tooManyWrongKeys(counted.retryAfterMs));
     })().catch(next);
   });
   namespace.on("connection", (socket) => {
-    void socket.join(CONSOLE_ROOM);
+    const member = (socket.data as { member?: MemberRef }).member;
+    void socket.join(member ? [CONSOLE_ROOM, memberRoom(member.id)] : CONSOLE_ROOM);
   });
   return forwardChanges(ctx);
 }
@@ -59,6 +67,17 @@ function forwardChanges(ctx: HubContext): () => void {
         control: conversation.control === "human" ? "human" : "agent",
         humanAgent: conversation.humanAgent ?? null,
       });
+      return;
+    }
+    // The support team's changes go to every console as they are (their payloads are the console's types).
+    if (
+      change.type === "assignment" ||
+      change.type === "presence" ||
+      change.type === "clock" ||
+      change.type === "note"
+    ) {
+      const { type, ...payload } = change;
+      room.emit(type, payload as never);
       return;
     }
     if (change.type !== "messages") return;
