@@ -11,6 +11,7 @@ import { callbackRoutes } from "./routes/callbacks.js";
 import { healthRoutes } from "./routes/health.js";
 import { v1Routes } from "./routes/v1.js";
 import { consoleRoutes } from "./routes/console.js";
+import { CONSOLE_EVENTS_MODULE_PATH, consoleEventsModule } from "../console/console-events-module.js";
 import { erasureRoutes } from "./routes/erasure.js";
 import { personReachRoutes } from "./routes/person-reach.js";
 import { widgetRoutes } from "./routes/widget.js";
@@ -102,6 +103,11 @@ export function createApp(ctx: HubContext): Express {
   const demoPage = !ctx.config.agent && ctx.config.demo.enabled && ctx.tools.has(DEMO_TOOL);
   app.get("/demo", (_req, res) => res.sendFile(demoPage ? "demo.html" : "chat.html", { root: webDir }));
   app.get("/console", (_req, res) => res.sendFile("console.html", { root: webDir }));
+  // The console's modules are files in web/console/; the event names are generated from the hub's own list.
+  const eventsModule = consoleEventsModule();
+  app.get(CONSOLE_EVENTS_MODULE_PATH, (_req, res) => {
+    res.type("text/javascript").set("Cache-Control", "no-cache").send(eventsModule);
+  });
   app.use(express.static(webDir, { index: false, maxAge: "5m" }));
   app.use((_req, _res, next) => next(new HubError(404, "not_found", "no such route")));
   app.use(errorHandler(ctx.log));
