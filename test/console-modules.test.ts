@@ -259,6 +259,73 @@ describe("the console page as modules", () => {
     expect(await page.locator("#console-who").innerText()).toBe("No Me");
   });
 
+  it("hears the team's live events: an assignment to the member is announced, clocks, notes and presence show at once", async () => {
+    const key = `hubm_${randomBytes(32).toString("base64url")}`;
+    const memberId = `eva-${Date.now()}`;
+    await hub.db.member.create({
+      data: { id: memberId, name: "Eva Soto", keyHash: new Uint8Array(memberKeyHash(key)) },
+    });
+    const me = { id: memberId, name: "Eva Soto", role: "member", availability: "online", chosenAvailability: "online" };
+    const bruno = { ...me, id: "bruno", name: "Bruno Díaz" };
+    const page = await newPage();
+    const errors = collectErrors(page);
+    const json = (route: Route, body: unknown) =>
+      route.fulfill({ contentType: "application/json", body: JSON.stringify(body) });
+    await page.route(/\/v1\/me$/, (route) => json(route, { member: { ...me, capacity: 5, teams: [], assigned: 0 } }));
+    await page.route(/\/v1\/members$/, (route) => json(route, { members: [me, bruno] }));
+    await page.route(/\/v1\/teams$/, (route) => json(route, { teams: [] }));
+    const person = `Live ${Date.now()}`;
+    const conversationId = await namedConversation(person);
+    await page.goto(`${hub.url}/console`);
+    await page.fill("#console-key", key);
+    await page.click("#console-login");
+    await page.locator('#console-connection[data-state="online"]').waitFor(WAIT);
+    await page.locator(`#conversation-list .conversation[data-id="${conversationId}"]`).waitFor(WAIT);
+
+    // Assigned to this member: a notice screen readers announce, with a way to open it.
+    hub.ctx.changes.publish({
+      type: "assignment",
+      conversationId,
+      team: { id: "support", name: "Support" },
+      assignee: { id: memberId, name: "Eva Soto" },
+      assignedAt: new Date().toISOString(),
+      queuedAt: null,
+      opensAt: null,
+      reason: "assigned",
+    });
+    const notice = page.locator("#console-notice");
+    await notice.locator(".notice-text", { hasText: `Assigned to you: ${person}` }).waitFor(WAIT);
+    expect(await notice.getAttribute("aria-live")).toBe("assertive");
+    await notice.locator(".notice-action").click();
+    await page.locator("#detail-name", { hasText: person }).waitFor(WAIT);
+    expect(await notice.innerText()).toBe("");
+
+    // A breached clock: the header says how late, in red.
+    const dueAt = new Date(Date.now() - 5 * 60_000).toISOString();
+    hub.ctx.changes.publish({ type: "clock", conversationId, clock: { kind: "next", dueAt, breachedAt: dueAt } });
+    expect(await page.locator('#detail-meta .clock[data-late="true"]').innerText(WAIT)).toBe("Late by 5 min");
+
+    // A note written elsewhere joins the timeline, as a private note.
+    const note = {
+      id: `note-${Date.now()}`,
+      conversationId,
+      text: "Called them; call back after 5 pm.",
+      author: { id: "bruno", name: "Bruno Díaz" },
+      forAgent: false,
+      createdAt: new Date().toISOString(),
+    };
+    hub.ctx.changes.publish({ type: "note", conversationId, note });
+    const shown = page.locator('#timeline .entry[data-role="note"]', { hasText: note.text });
+    await shown.waitFor(WAIT);
+    expect(await shown.locator(".entry-role").innerText()).toBe("Private note · Bruno Díaz");
+
+    // A colleague goes offline: the team view says so.
+    await page.click("#team-toggle");
+    hub.ctx.changes.publish({ type: "presence", member: { id: "bruno", name: "Bruno Díaz", availability: "offline" } });
+    await page.locator('#team-panel .team-member[data-id="bruno"] [data-availability="offline"]').waitFor(WAIT);
+    expect(errors).toEqual([]);
+  });
+
   it("against the team API contract: a member signs in by key alone, sees the team, filters Mine, writes a note with a canned reply from the keyboard, and is asked before taking someone's conversation", async () => {
     const key = `hubm_${randomBytes(32).toString("base64url")}`;
     const memberId = `ana-${Date.now()}`;
