@@ -326,6 +326,46 @@ describe("the console page as modules", () => {
     expect(errors).toEqual([]);
   });
 
+  it("an admin assigns the open conversation from its header, or sends it back to the queue", async () => {
+    const key = `hubm_${randomBytes(32).toString("base64url")}`;
+    const adminId = `lead-${Date.now()}`;
+    await hub.db.member.create({
+      data: { id: adminId, name: "Lia Admin", role: "admin", keyHash: new Uint8Array(memberKeyHash(key)) },
+    });
+    const admin = { id: adminId, name: "Lia Admin", role: "admin", availability: "online", teams: [], assigned: 0 };
+    const bruno = { ...admin, id: "bruno", name: "Bruno Díaz", role: "member", availability: "busy" };
+    const assigned: unknown[] = [];
+    const page = await newPage();
+    const errors = collectErrors(page);
+    const json = (route: Route, body: unknown) =>
+      route.fulfill({ contentType: "application/json", body: JSON.stringify(body) });
+    await page.route(/\/v1\/me$/, (route) => json(route, { member: admin }));
+    await page.route(/\/v1\/members$/, (route) => json(route, { members: [admin, bruno] }));
+    await page.route(/\/v1\/conversations\/[^/]+\/assign$/, (route) => {
+      assigned.push(route.request().postDataJSON());
+      return json(route, { conversation: {} });
+    });
+    const person = `Assign ${Date.now()}`;
+    const conversationId = await namedConversation(person);
+    await page.goto(`${hub.url}/console`);
+    await page.fill("#console-key", key);
+    await page.click("#console-login");
+    await page.locator(`#conversation-list .conversation[data-id="${conversationId}"]`).click(WAIT);
+    await page.locator("#detail-name", { hasText: person }).waitFor(WAIT);
+    const select = page.locator("#assign-member");
+    await select.waitFor({ state: "visible", ...WAIT });
+    expect(await select.locator("option").allInnerTexts()).toEqual([
+      "Nobody (team queue)",
+      "Lia Admin — online",
+      "Bruno Díaz — busy",
+    ]);
+    await select.selectOption("bruno");
+    await expect.poll(() => page.locator("#console-status").innerText(), WAIT).toBe("Assigned to Bruno Díaz.");
+    await select.selectOption("");
+    await expect.poll(() => assigned, WAIT).toEqual([{ member: "bruno" }, { member: null }]);
+    expect(errors).toEqual([]);
+  });
+
   it("against the team API contract: a member signs in by key alone, sees the team, filters Mine, writes a note with a canned reply from the keyboard, and is asked before taking someone's conversation", async () => {
     const key = `hubm_${randomBytes(32).toString("base64url")}`;
     const memberId = `ana-${Date.now()}`;
@@ -488,6 +528,8 @@ describe("the console page as modules", () => {
     // A private note, written with a canned reply chosen from the keyboard.
     await mineItem.click(WAIT);
     await page.locator("#detail-name", { hasText: person }).waitFor(WAIT);
+    // Assigning is for admins: a member has no "Assign to".
+    expect(await page.locator("#assign-member").isHidden()).toBe(true);
     await page.locator('#compose-modes [data-mode="note"]').click();
     const box = page.locator("#reply-input");
     expect(await box.isDisabled()).toBe(false);

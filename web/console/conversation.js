@@ -15,6 +15,9 @@ import { state, ui } from "./state.js";
 import { setStatus } from "./status.js";
 import { renderTimeline } from "./timeline.js";
 
+/** Where the list and the conversation are two views (web/console.css, the same width). */
+const NARROW = "(max-width: 760px)";
+
 async function loadTimeline() {
   const id = state.selectedId;
   if (!state.key || !id) return;
@@ -68,6 +71,8 @@ export function select(id, options) {
   ui.detailMeta.textContent = "";
   updateControls();
   timelineRefresh.schedule(0);
+  // On a phone the list is gone: the keyboard (and a screen reader) moves to the conversation's name.
+  if (fromList && window.matchMedia(NARROW).matches) ui.detailName.focus();
 }
 
 export function updateControls() {

@@ -129,5 +129,11 @@ export function setUpTeam() {
     ui.teamToggle.setAttribute("aria-expanded", open ? "true" : "false");
     if (open) ui.teamPanel.focus();
   });
+  ui.teamPanel.addEventListener("keydown", (event) => {
+    if (event.key !== "Escape") return;
+    ui.teamPanel.hidden = true;
+    ui.teamToggle.setAttribute("aria-expanded", "false");
+    ui.teamToggle.focus();
+  });
   ui.availability.addEventListener("change", () => setAvailability(ui.availability.value));
 }
