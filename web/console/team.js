@@ -3,9 +3,11 @@
 // (online / busy). Each part shows only where the hub answers its endpoint.
 import { api, optional, showError } from "./api.js";
 import { el, formatTime } from "./dom.js";
+import { refresher } from "./refresh.js";
 import { isMe, state, ui } from "./state.js";
 import { setStatus } from "./status.js";
 
+const plural = (count, word) => `${count} ${word}${count === 1 ? "" : "s"}`;
 const AVAILABILITY = { online: "Online", busy: "Busy", offline: "Offline" };
 
 /** GET /v1/members and /v1/teams, each optional: a 404 turns its feature off. */
@@ -50,7 +52,7 @@ function teamRow(team) {
       text: team.open ? "Open" : team.opensAt ? `Closed until ${formatTime(team.opensAt)}` : "Closed",
     }),
     el("span", { class: `chip ${queued ? "chip-waiting" : "chip-plain"}`, text: `${queued} in queue` }),
-    el("span", { class: "muted", text: `${(team.members || []).length} members` }),
+    el("span", { class: "muted", text: plural((team.members || []).length, "member") }),
   ]);
 }
 
@@ -111,7 +113,7 @@ export function applyPresence(payload) {
 }
 
 /** Re-reads the teams' queue counts (after an assignment moved something). */
-export async function refreshTeams() {
+async function readTeams() {
   if (!state.features.teams) return;
   try {
     const body = await api("GET", "/v1/teams");
@@ -121,6 +123,10 @@ export async function refreshTeams() {
     // The counts stay as they were until the next change.
   }
 }
+
+const teamsRefresh = refresher(readTeams);
+/** Assignments come in bursts: the queue counts are read again once the burst is over. */
+export const refreshTeams = () => teamsRefresh.schedule(1000);
 
 export function setUpTeam() {
   ui.teamToggle.addEventListener("click", () => {
