@@ -16,6 +16,9 @@ import { CONSOLE_API_KEY, TestHub } from "./support/test-hub.js";
 
 const WAIT = { timeout: 30_000 };
 /** The support-team endpoints this hub may not have: the page asks, and hides the feature on a 404. */
+/** A JSON answer for an endpoint this hub does not serve yet, as the contract shapes it. */
+const json = (route: Route, body: unknown, status = 200) =>
+  route.fulfill({ status, contentType: "application/json", body: JSON.stringify(body) });
 const OPTIONAL = [
   /\/v1\/me$/,
   /\/v1\/members$/,
@@ -117,6 +120,13 @@ describe("the console page as modules", () => {
     }
     const missed = controls.filter((control) => !reached.has(String(control.index))).map((control) => control.what);
     expect(missed).toEqual([]);
+  }
+
+  /** A team member with their own key (only its hash is stored, as the hub keeps it); returns the key. */
+  async function newMember(id: string, name: string, role = "member"): Promise<string> {
+    const key = `hubm_${randomBytes(32).toString("base64url")}`;
+    await hub.db.member.create({ data: { id, name, role, keyHash: new Uint8Array(memberKeyHash(key)) } });
+    return key;
   }
 
   async function signInShared(page: Page, name = "Rosa Díaz"): Promise<void> {
@@ -241,10 +251,7 @@ describe("the console page as modules", () => {
   });
 
   it("a member key with no /v1/me on the hub asks for a name instead of failing", async () => {
-    const key = `hubm_${randomBytes(32).toString("base64url")}`;
-    await hub.db.member.create({
-      data: { id: `nome-${Date.now()}`, name: "No Me", keyHash: new Uint8Array(memberKeyHash(key)) },
-    });
+    const key = await newMember(`nome-${Date.now()}`, "No Me");
     const page = await newPage();
     await page.goto(`${hub.url}/console`);
     await page.fill("#console-key", key);
@@ -260,17 +267,12 @@ describe("the console page as modules", () => {
   });
 
   it("hears the team's live events: an assignment to the member is announced, clocks, notes and presence show at once", async () => {
-    const key = `hubm_${randomBytes(32).toString("base64url")}`;
     const memberId = `eva-${Date.now()}`;
-    await hub.db.member.create({
-      data: { id: memberId, name: "Eva Soto", keyHash: new Uint8Array(memberKeyHash(key)) },
-    });
+    const key = await newMember(memberId, "Eva Soto");
     const me = { id: memberId, name: "Eva Soto", role: "member", availability: "online", chosenAvailability: "online" };
     const bruno = { ...me, id: "bruno", name: "Bruno Díaz" };
     const page = await newPage();
     const errors = collectErrors(page);
-    const json = (route: Route, body: unknown) =>
-      route.fulfill({ contentType: "application/json", body: JSON.stringify(body) });
     await page.route(/\/v1\/me$/, (route) => json(route, { member: { ...me, capacity: 5, teams: [], assigned: 0 } }));
     await page.route(/\/v1\/members$/, (route) => json(route, { members: [me, bruno] }));
     await page.route(/\/v1\/teams$/, (route) => json(route, { teams: [] }));
@@ -327,18 +329,13 @@ describe("the console page as modules", () => {
   });
 
   it("an admin assigns the open conversation from its header, or sends it back to the queue", async () => {
-    const key = `hubm_${randomBytes(32).toString("base64url")}`;
     const adminId = `lead-${Date.now()}`;
-    await hub.db.member.create({
-      data: { id: adminId, name: "Lia Admin", role: "admin", keyHash: new Uint8Array(memberKeyHash(key)) },
-    });
+    const key = await newMember(adminId, "Lia Admin", "admin");
     const admin = { id: adminId, name: "Lia Admin", role: "admin", availability: "online", teams: [], assigned: 0 };
     const bruno = { ...admin, id: "bruno", name: "Bruno Díaz", role: "member", availability: "busy" };
     const assigned: unknown[] = [];
     const page = await newPage();
     const errors = collectErrors(page);
-    const json = (route: Route, body: unknown) =>
-      route.fulfill({ contentType: "application/json", body: JSON.stringify(body) });
     await page.route(/\/v1\/me$/, (route) => json(route, { member: admin }));
     await page.route(/\/v1\/members$/, (route) => json(route, { members: [admin, bruno] }));
     await page.route(/\/v1\/conversations\/[^/]+\/assign$/, (route) => {
@@ -367,11 +364,8 @@ describe("the console page as modules", () => {
   });
 
   it("against the team API contract: a member signs in by key alone, sees the team, filters Mine, writes a note with a canned reply from the keyboard, and is asked before taking someone's conversation", async () => {
-    const key = `hubm_${randomBytes(32).toString("base64url")}`;
     const memberId = `ana-${Date.now()}`;
-    await hub.db.member.create({
-      data: { id: memberId, name: "Ana Rojas", keyHash: new Uint8Array(memberKeyHash(key)) },
-    });
+    const key = await newMember(memberId, "Ana Rojas");
     const me = {
       id: memberId,
       name: "Ana Rojas",
@@ -390,8 +384,6 @@ describe("the console page as modules", () => {
     const notes: unknown[] = [];
     const takeoverBodies: unknown[] = [];
     const listQueries: URLSearchParams[] = [];
-    const json = (route: Route, body: unknown, status = 200) =>
-      route.fulfill({ status, contentType: "application/json", body: JSON.stringify(body) });
 
     const page = await newPage();
     // The 409 the test answers is logged by Chromium as a failed load: expected here.
