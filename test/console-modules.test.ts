@@ -560,11 +560,17 @@ describe("the console page as modules", () => {
     await page.click("#takeover");
     const confirm = page.locator("#takeover-confirm");
     await confirm.waitFor({ state: "visible", ...WAIT });
+    // Escape leaves it, and the focus returns to Take over.
+    await page.keyboard.press("Escape");
+    await confirm.waitFor({ state: "hidden", ...WAIT });
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe("takeover");
+    await page.keyboard.press("Enter");
+    await confirm.waitFor({ state: "visible", ...WAIT });
     expect(await confirm.innerText()).toContain("Assigned to Bruno Díaz — take it anyway?");
     expect(await page.evaluate(() => document.activeElement?.id)).toBe("takeover-anyway");
     await page.keyboard.press("Enter");
-    await expect.poll(() => takeoverBodies.length, WAIT).toBe(2);
-    expect(takeoverBodies).toEqual([{}, { take: true }]);
+    await expect.poll(() => takeoverBodies.length, WAIT).toBe(3);
+    expect(takeoverBodies).toEqual([{}, {}, { take: true }]);
     await page.screenshot({ path: path.join(ARTIFACTS, "console-modules-member.png") });
     // With every team control showing, the keyboard still reaches each one, each named.
     await page.click("#team-toggle");

@@ -105,6 +105,10 @@ export function askTakeAnyway(name, yes) {
     take,
     keep,
   );
+  // Escape is "Leave it", as in any question the page asks.
+  ui.takeoverConfirm.onkeydown = (event) => {
+    if (event.key === "Escape") keep.click();
+  };
   ui.takeoverConfirm.hidden = false;
   take.focus();
 }
