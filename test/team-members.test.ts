@@ -249,6 +249,13 @@ describe("team members and teams", () => {
   });
 
   it("rotating a key stops the old one; a disabled member's key stops working, on the API and the socket", async () => {
+    // Consoles open with the old key, or of a member being disabled, are closed by the hub.
+    const closedByHub = (socket: ConsoleSocket) =>
+      new Promise<string>((resolve) => socket.once("disconnect", (reason) => resolve(reason)));
+    const bensConsole = sockets.find(
+      (socket) => socket.connected && socket.auth && (socket.auth as { key: string }).key === keys.ben,
+    )!;
+    const bensClosed = closedByHub(bensConsole);
     const rotated = await admin("POST", "/v1/members/ben/key");
     expect(rotated.status).toBe(200);
     expect(rotated.body.key).not.toBe(keys.ben);
@@ -256,10 +263,16 @@ describe("team members and teams", () => {
     // Member keys are remembered for a few seconds per process (src/team/member-auth.ts).
     await eventually(async () => (await as(keys.ben!)("GET", "/v1/me")).status === 401, "the old key refused", 10_000);
 
+    expect(await bensClosed).toBe("io server disconnect");
+
     expect((await as(keys.carl!)("GET", "/v1/me")).status).toBe(200);
+    const carls = await connect(keys.carl!);
+    if ("error" in carls) throw carls.error;
+    const carlsClosed = closedByHub(carls.socket);
     const disabled = await admin("DELETE", "/v1/members/carl");
     expect(disabled.body.member).toMatchObject({ id: "carl", disabled: true, availability: "offline" });
     await eventually(async () => (await as(keys.carl!)("GET", "/v1/me")).status === 401, "carl refused", 10_000);
+    expect(await carlsClosed).toBe("io server disconnect");
     expect(await connect(keys.carl!)).toMatchObject({ error: { message: "unauthorized" } });
     // The row stays, and the id stays taken.
     expect((await admin("GET", "/v1/members/carl")).body.member.disabled).toBe(true);

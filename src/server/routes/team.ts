@@ -21,6 +21,7 @@ import {
 import { withPresence } from "../../team/presence.js";
 import { deleteTeam, getTeam, listTeams, putTeam, putTeamBody } from "../../team/teams.js";
 import { memberOf, requireAdmin } from "../auth.js";
+import { disconnectMember } from "../sockets/console-namespace.js";
 import { parseInput } from "../validate.js";
 
 const forbidden = (sentence: string) => new HubError(403, "forbidden", sentence);
@@ -66,13 +67,18 @@ export function teamRoutes(ctx: HubContext): Router {
     res.json({ member: await withPresence(ctx, id, (deps) => updateMember(deps, id, body)) });
   });
 
+  // Consoles opened with the old key (or by a disabled member) are closed: they would keep hearing everything.
   router.post("/members/:id/key", requireAdmin, async (req, res) => {
-    res.json(await rotateMemberKey(store, req.params.id as string));
+    const rotated = await rotateMemberKey(store, req.params.id as string);
+    disconnectMember(ctx, rotated.member.id);
+    res.json(rotated);
   });
 
   router.delete("/members/:id", requireAdmin, async (req, res) => {
     const id = req.params.id as string;
-    res.json({ member: await withPresence(ctx, id, (deps) => disableMember(deps, id)) });
+    const member = await withPresence(ctx, id, (deps) => disableMember(deps, id));
+    disconnectMember(ctx, id);
+    res.json({ member });
   });
 
   router.get("/me", requireConsole, async (_req, res) => {

@@ -60,6 +60,14 @@ export function attachConsoleNamespace(ctx: HubContext): () => void {
   };
 }
 
+/**
+ * Closes every console connection of the member, on every process (the adapter carries it): their key was
+ * rotated or they were disabled, and what was opened with the old key must not keep hearing conversations.
+ */
+export function disconnectMember(ctx: Pick<HubContext, "realtime">, memberId: string): void {
+  ctx.realtime.console.in(memberRoom(memberId)).disconnectSockets(true);
+}
+
 /** Every process forwards the changes it makes to every console, through the adapter; returns the unsubscribe. */
 function forwardChanges(ctx: HubContext): () => void {
   const room = ctx.realtime.console.to(CONSOLE_ROOM);
