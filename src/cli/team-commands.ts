@@ -93,16 +93,27 @@ const teamLine = (team: TeamView) =>
     `queued ${team.queued}`,
   ].join("  ");
 
+/** One line per row, or what to do when there is none. */
+function printList<T>(
+  config: Config,
+  print: Print,
+  list: (deps: MemberStoreDeps) => Promise<T[]>,
+  line: (row: T) => string,
+  none: string,
+): Promise<number> {
+  return withStore(config, async (deps) => {
+    const rows = await list(deps);
+    for (const row of rows) print(line(row));
+    if (rows.length === 0) print(none);
+    return 0;
+  });
+}
+
 /** `hub members add|list|key|remove`; undefined for a command it does not know (the caller prints the usage). */
 export async function membersCommand(config: Config, args: string[], print: Print): Promise<number | undefined> {
   const [command, ...rest] = args;
   if (command === "list" && rest.length === 0)
-    return withStore(config, async (deps) => {
-      const members = await listMembers(deps);
-      for (const member of members) print(memberLine(member));
-      if (members.length === 0) print("no member yet: hub members add <id> --name …");
-      return 0;
-    });
+    return printList(config, print, listMembers, memberLine, "no member yet: hub members add <id> --name …");
   if (command === "add") {
     const { values, positionals } = options({
       args: rest,
@@ -173,12 +184,7 @@ function hoursFrom(file: string | undefined): unknown {
 export async function teamsCommand(config: Config, args: string[], print: Print): Promise<number | undefined> {
   const [command, ...rest] = args;
   if (command === "list" && rest.length === 0)
-    return withStore(config, async (deps) => {
-      const teams = await listTeams(deps);
-      for (const team of teams) print(teamLine(team));
-      if (teams.length === 0) print("no team yet: hub teams set <id> --name …");
-      return 0;
-    });
+    return printList(config, print, listTeams, teamLine, "no team yet: hub teams set <id> --name …");
   if (command !== "set") return undefined;
   const { values, positionals } = options({
     args: rest,
