@@ -20,7 +20,9 @@ describe("hub members and hub teams", () => {
     await running?.stop();
   });
 
-  it("set a team and add a member: the printed key works on the hub, and is never printed again", async () => {
+  let key: string | undefined;
+
+  it("hub teams set creates a team the hub then answers with", async () => {
     const dir = mkdtempSync(path.join(tmpdir(), "hub-hours-"));
     const hoursFile = path.join(dir, "hours.json");
     writeFileSync(hoursFile, JSON.stringify({ timeZone: "America/Santiago", weekly: { mon: [["09:00", "18:00"]] } }));
@@ -48,21 +50,27 @@ describe("hub members and hub teams", () => {
       isDefault: true,
       hours: { timeZone: "America/Santiago" },
     });
+  });
 
+  it("hub members add prints the member's key once, and it works on the hub", async () => {
     const added = await hub(["members", "add", "ana", "--name", "Ana", "--role", "admin", "--team", "support"], env);
     expect(added.stderr).toBe("");
     expect(added.code).toBe(0);
-    const key = /^key: (hubm_\S+)$/m.exec(added.stdout)?.[1];
+    key = /^key: (hubm_\S+)$/m.exec(added.stdout)?.[1];
     expect(key).toBeDefined();
     expect(added.stdout).toContain("added ana  Ana  admin  offline  0/5  teams: support");
     const me = await running.api("GET", "/v1/me", undefined, key);
     expect(me.body.member).toMatchObject({ id: "ana", role: "admin", teams: ["support"] });
+  });
 
+  it("hub members list and hub teams list show them, and no key", async () => {
     const listed = await hub(["members", "list"], env);
     expect(listed.stdout).toBe("ana  Ana  admin  offline  0/5  teams: support\n");
     const teams = await hub(["teams", "list"], env);
     expect(teams.stdout).toMatch(/^support {2}Support {2}round_robin .* {2}default {2}members: ana {2}queued 0\n$/);
+  });
 
+  it("hub members key prints a new key; hub members remove disables the member and stops it", async () => {
     const rotated = await hub(["members", "key", "ana"], env);
     expect(rotated.code).toBe(0);
     const newKey = /^new key for ana: (hubm_\S+)$/m.exec(rotated.stdout)?.[1];

@@ -197,6 +197,16 @@ describe("team members and teams", () => {
     await admin("PUT", "/v1/teams/support", { name: "Support", isDefault: true });
     const after = (await admin("GET", "/v1/teams")).body.teams as { id: string; isDefault: boolean }[];
     expect(after.filter((team) => team.isDefault).map((team) => team.id)).toEqual(["support"]);
+    // Made the default at the same moment: each is answered, and one team is left the default.
+    const racing = ["r1", "r2", "r3", "r4"];
+    const answers = await Promise.all(
+      racing.map((id) => admin("PUT", `/v1/teams/${id}`, { name: id, isDefault: true })),
+    );
+    expect(answers.map((answer) => answer.status)).toEqual([201, 201, 201, 201]);
+    const raced = (await admin("GET", "/v1/teams")).body.teams as { id: string; isDefault: boolean }[];
+    expect(raced.filter((team) => team.isDefault)).toHaveLength(1);
+    for (const id of racing) await admin("DELETE", `/v1/teams/${id}`);
+    await admin("PUT", "/v1/teams/support", { name: "Support", isDefault: true });
     const deleted = await admin("DELETE", "/v1/teams/nights");
     expect(deleted.body.team.id).toBe("nights");
     expect((await admin("GET", "/v1/teams/nights")).status).toBe(404);

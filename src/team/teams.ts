@@ -105,7 +105,11 @@ export async function putTeam(
   input: PutTeam,
 ): Promise<{ team: TeamView; created: boolean }> {
   return deps.sql.transaction(async (tx) => {
-    if (input.isDefault) await tx.query(`UPDATE "Team" SET "isDefault" = false WHERE "isDefault" AND id <> $1`, [id]);
+    if (input.isDefault) {
+      // Two teams made the default at once would both pass the UPDATE and one would hit the unique index.
+      await tx.query(`SELECT pg_advisory_xact_lock(hashtext('hub:team-default'))`);
+      await tx.query(`UPDATE "Team" SET "isDefault" = false WHERE "isDefault" AND id <> $1`, [id]);
+    }
     const [written] = await tx.query<{ created: boolean }>(
       `INSERT INTO "Team" (id, name, routing, hours, "awayMessage", "firstResponseSeconds", "nextResponseSeconds",
          "isDefault", "createdAt", "updatedAt")
