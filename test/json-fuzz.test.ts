@@ -70,6 +70,8 @@ describe("fuzzing every JSON endpoint", () => {
     jobId = started.body.job.id;
     callbackPath = new URL(backend.job(jobId).callbackUrl).pathname;
     visitor.Authorization = `Bearer ${(await openSession(hub.url)).token}`;
+    const made = await hub.api("POST", "/v1/members", { id: "fuzz-member", name: "Fuzz" }, CONSOLE_API_KEY);
+    member.Authorization = `Bearer ${made.body.key as string}`;
   });
   afterAll(async () => {
     await hub?.stop();
@@ -95,6 +97,8 @@ describe("fuzzing every JSON endpoint", () => {
   const human = { Authorization: `Bearer ${CONSOLE_API_KEY}` };
   /** A widget session's token, once the hub runs. */
   const visitor: Record<string, string> = {};
+  /** A team member's own key, once the hub runs. */
+  const member: Record<string, string> = {};
   const endpoints: { name: string; method: string; path: () => string; keys: string[]; headers?: object }[] = [
     {
       name: "create conversation",
@@ -187,6 +191,43 @@ describe("fuzzing every JSON endpoint", () => {
       method: "POST",
       path: () => callbackPath,
       keys: ["result", "message", "data", "progress", "notify"],
+    },
+    {
+      name: "new member",
+      method: "POST",
+      path: () => "/v1/members",
+      keys: ["id", "name", "role", "capacity", "teams"],
+      headers: human,
+    },
+    {
+      name: "member change",
+      method: "PATCH",
+      path: () => "/v1/members/fuzz-member",
+      keys: ["name", "role", "capacity", "availability", "teams"],
+      headers: human,
+    },
+    {
+      name: "own availability",
+      method: "PUT",
+      path: () => "/v1/me/availability",
+      keys: ["availability"],
+      headers: member,
+    },
+    {
+      name: "team",
+      method: "PUT",
+      path: () => "/v1/teams/fuzz-team",
+      keys: [
+        "name",
+        "routing",
+        "hours",
+        "awayMessage",
+        "firstResponseSeconds",
+        "nextResponseSeconds",
+        "isDefault",
+        "members",
+      ],
+      headers: human,
     },
     { name: "unauthenticated API", method: "POST", path: () => "/v1/conversations", keys: ["channel", "contact"] },
   ];

@@ -8,6 +8,7 @@ import { consoleRoutes } from "../src/server/routes/console.js";
 import { erasureRoutes } from "../src/server/routes/erasure.js";
 import { personReachRoutes } from "../src/server/routes/person-reach.js";
 import { v1Routes } from "../src/server/routes/v1.js";
+import { teamRoutes } from "../src/server/routes/team.js";
 import { TestHub, CONSOLE_API_KEY } from "./support/test-hub.js";
 import { startToolBackend, type ToolBackend } from "./support/tool-backend.js";
 import { checkStock, matchTherapists, matchWithMessages } from "./support/tool-files.js";
@@ -96,6 +97,7 @@ describe("the OpenAPI document", () => {
       ...mountedRoutes(erasureRoutes(hub.ctx)),
       ...mountedRoutes(personReachRoutes(hub.ctx)),
       ...mountedRoutes(v1Routes(hub.ctx)),
+      ...mountedRoutes(teamRoutes(hub.ctx)),
     ].sort();
     const documented = Object.entries(doc.paths)
       .flatMap(([path, operations]) =>
@@ -103,6 +105,32 @@ describe("the OpenAPI document", () => {
       )
       .sort();
     expect(documented).toEqual(mounted);
+  });
+
+  it("describes the support team's answers: members, their keys, teams", async () => {
+    const admin = CONSOLE_API_KEY;
+    const members = "/members";
+    const member = "/members/{id}";
+    await call("PUT", "/teams/oa-team", "/teams/{id}", { name: "Support" }, admin);
+    await call("PUT", "/teams/oa-team", "/teams/{id}", { name: "Support", isDefault: true }, admin);
+    await call("PUT", "/teams/oa-team", "/teams/{id}", { name: "" }, admin);
+    const made = await call("POST", members, members, { id: "oa-ana", name: "Ana", teams: ["oa-team"] }, admin);
+    await call("POST", members, members, { id: "oa-ana", name: "Ana" }, admin);
+    const own = made.body.key as string;
+    await call("POST", members, members, { id: "oa-ben", name: "Ben" }, own);
+    await call("GET", members, members, undefined, own);
+    await call("GET", members, members);
+    await call("GET", "/members/oa-ana", member, undefined, own);
+    await call("GET", "/members/nobody", member, undefined, admin);
+    await call("PATCH", "/members/oa-ana", member, { capacity: 2 }, admin);
+    await call("GET", "/me", "/me", undefined, own);
+    await call("PUT", "/me/availability", "/me/availability", { availability: "busy" }, own);
+    await call("GET", "/teams", "/teams");
+    await call("GET", "/teams/oa-team", "/teams/{id}", undefined, own);
+    await call("POST", "/members/oa-ana/key", "/members/{id}/key", undefined, admin);
+    await call("DELETE", "/members/oa-ana", member, undefined, admin);
+    await call("DELETE", "/teams/oa-team", "/teams/{id}", undefined, admin);
+    await call("DELETE", "/teams/oa-team", "/teams/{id}", undefined, admin);
   });
 
   it("describes what the running hub answers, success and error alike", async () => {

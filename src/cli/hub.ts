@@ -1,6 +1,6 @@
 // The `hub` command: `hub chat`, `hub chat show`, `hub tools check [dir]`, `hub tools reload`, `hub conversation show <id>`,
 // `hub erase`, `hub data prune [--dry-run]`, `hub test [files…]`,
-// `hub test record`, `hub telegram set-webhook`, `hub help`.
+// `hub test record`, `hub telegram set-webhook`, `hub members …`, `hub teams …`, `hub help`.
 import { parseArgs } from "node:util";
 import { ConfigError, configuredToolsDir, loadConfig, toolEnvironment } from "../config.js";
 import { formatProblem, loadTools } from "../tools/load-tools.js";
@@ -18,6 +18,7 @@ import { reloadTools } from "./tools-reload.js";
 import { hubTest } from "./hub-test.js";
 import { hubTestRecord } from "./hub-test-record.js";
 import { telegramSetWebhook } from "./telegram-set-webhook.js";
+import { membersCommand, teamsCommand } from "./team-commands.js";
 
 const usage = `usage:
   hub chat ["text"] [--new] [--conversation <id>] [--timeout 10m]
@@ -56,6 +57,16 @@ const usage = `usage:
                                   point the Telegram bot's webhook at <url>/webhooks/telegram (default:
                                   PUBLIC_URL) with TELEGRAM_WEBHOOK_SECRET; --drop-pending drops the
                                   updates Telegram still holds; exits 1 when Telegram refuses
+  hub members add <id> --name "Ana" [--role admin] [--capacity 5] [--team support …]
+                                  add a support-team member; prints their own key, once
+  hub members list                every member: role, availability, load/capacity, teams
+  hub members key <id>            a new key for the member (printed once); the old one stops working
+  hub members remove <id>         disable the member: their key stops working, their record stays
+  hub teams set <id> --name "Support" [--routing round_robin|least_loaded] [--hours-file hours.json]
+                [--away "text"] [--first-response 5m] [--next-response 10m] [--default] [--member ana …]
+                                  create or replace a team (what is left out takes its default;
+                                  without --member its members stay)
+  hub teams list                  every team: routing, open or when it opens, members, queue
   hub help                        this text (also -h, --help)`;
 
 async function run(args: string[]): Promise<number> {
@@ -73,6 +84,10 @@ async function run(args: string[]): Promise<number> {
   if (group === "conversation" && command === "show" && arg && rest.length === 0) return showChat(arg);
   if (group === "data" && command === "prune") return pruneData(args.slice(2));
   if (group === "telegram" && command === "set-webhook") return runTelegramSetWebhook(args.slice(2));
+  const print = (line: string) => process.stdout.write(`${terminalText(line)}\n`);
+  const team = group === "members" ? membersCommand : group === "teams" ? teamsCommand : undefined;
+  const teamExit = team ? await team(loadConfig(), args.slice(1), print) : undefined;
+  if (teamExit !== undefined) return teamExit;
   if (group === "test" && command === "record")
     return hubTestRecord(
       args.slice(2),

@@ -27,7 +27,8 @@ import {
   toolCallBody,
 } from "./routes/v1.js";
 
-export type ApiKey = "agent" | "console";
+/** `member`: a team member's own key (src/team/member-keys.ts). */
+export type ApiKey = "agent" | "console" | "member";
 
 export interface ApiResponse {
   description: string;
@@ -35,7 +36,7 @@ export interface ApiResponse {
 }
 
 export interface ApiOperation {
-  method: "get" | "post" | "put" | "delete";
+  method: "get" | "post" | "put" | "patch" | "delete";
   /** Express-style, relative to /v1: `/conversations/:id`. */
   path: string;
   summary: string;

@@ -12,6 +12,7 @@ import { healthRoutes } from "./routes/health.js";
 import { v1Routes } from "./routes/v1.js";
 import { consoleRoutes } from "./routes/console.js";
 import { CONSOLE_EVENTS_MODULE_PATH, consoleEventsModule } from "../console/console-events-module.js";
+import { teamRoutes } from "./routes/team.js";
 import { erasureRoutes } from "./routes/erasure.js";
 import { personReachRoutes } from "./routes/person-reach.js";
 import { widgetRoutes } from "./routes/widget.js";
@@ -78,6 +79,7 @@ export function createApp(ctx: HubContext): Express {
     express.json({ limit: "1mb" }),
     guardJson(),
     consoleRoutes(ctx),
+    teamRoutes(ctx),
     erasureRoutes(ctx),
     personReachRoutes(ctx),
     v1Routes(ctx),

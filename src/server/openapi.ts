@@ -3,6 +3,7 @@
 // as it is.
 import { z } from "zod";
 import { agentTurnWebhook, apiOperations, commonErrors, toolResult, type ApiOperation } from "./api-operations.js";
+import { teamOperations } from "./team-operations.js";
 import { conversationSummaryView, conversationView, errorView, jobView, messageView, toolView } from "./api-views.js";
 
 type JsonSchema = Record<string, unknown>;
@@ -60,6 +61,7 @@ function jsonContent(ref: JsonSchema) {
 }
 
 export function openApiDocument(serverUrl: string): JsonSchema {
+  const operations = [...apiOperations, ...teamOperations];
   const outputs: Record<string, z.ZodType> = {
     Error: errorView,
     Conversation: conversationView,
@@ -71,7 +73,7 @@ export function openApiDocument(serverUrl: string): JsonSchema {
     TurnRequest: agentTurnWebhook.request,
   };
   const inputs: Record<string, z.ZodType> = { TurnReply: agentTurnWebhook.reply };
-  for (const operation of apiOperations) {
+  for (const operation of operations) {
     const id = operationId(operation);
     if (operation.body) inputs[`${id}Body`] = operation.body;
     if (operation.query) inputs[`${id}Query`] = operation.query;
@@ -90,7 +92,7 @@ export function openApiDocument(serverUrl: string): JsonSchema {
   }
 
   const paths: Record<string, Record<string, unknown>> = {};
-  for (const operation of apiOperations) {
+  for (const operation of operations) {
     const id = operationId(operation);
     const path = openApiPath(operation.path);
     const pathParameters = [...operation.path.matchAll(/:(\w+)/g)].map((match) => ({
@@ -137,6 +139,7 @@ export function openApiDocument(serverUrl: string): JsonSchema {
       securitySchemes: {
         agentKey: { type: "http", scheme: "bearer", description: "HUB_API_KEY" },
         consoleKey: { type: "http", scheme: "bearer", description: "CONSOLE_API_KEY" },
+        memberKey: { type: "http", scheme: "bearer", description: "a team member's own key (hubm_…)" },
       },
       schemas,
     },

@@ -18,6 +18,7 @@ import { expireStaleResults } from "../delivery/stale-results.js";
 import { escalateUnseen } from "../delivery/escalation.js";
 import { errorKey } from "../log-throttle.js";
 import { sweepPushes } from "../push/send-pushes.js";
+import { sweepPresence } from "../team/presence.js";
 import { pruneState, pruneStep, type PruneCounts, type PruneState } from "../retention/prune-pass.js";
 
 /**
@@ -91,6 +92,7 @@ export async function sweepOnce(
   const escalated = await escalateUnseen(ctx);
   const marketingReleased = await releaseMarketingHolds(ctx);
   const pruned = await pruneWhenDue(ctx, state);
+  await sweepPresence(ctx); // members whose console closed past MEMBER_OFFLINE_AFTER, announced offline once
   return { turns, webhooks, webhooksDeleted, cancels, pushes, expired, reruns, escalated, marketingReleased, pruned };
 }
 

@@ -4,6 +4,8 @@
 import type { ConsoleMessageChange } from "../../console/console-events.js";
 import { CONSOLE_ROOM, memberRoom } from "../../console/console-events.js";
 import type { MemberRef } from "../../team/member-auth.js";
+import { memberPresence } from "../../team/presence.js";
+import { errorKey } from "../../log-throttle.js";
 import type { HubContext } from "../../context.js";
 import { messageView } from "../../conversations/timeline.js";
 import { mediaLinks } from "../../media/media-links.js";
@@ -40,11 +42,30 @@ export function attachConsoleNamespace(ctx: HubContext): () => void {
       next(counted.ok ? new Error("unauthorized") : tooManyWrongKeys(counted.retryAfterMs));
     })().catch(next);
   });
+  // A member's connections keep them present (src/team/presence.ts); the shared key's are nobody's.
+  const presenceFailed = (error: unknown) =>
+    ctx.warnRepeated(`presence:${errorKey(error)}`, { err: error }, "a member's presence could not be recorded");
+  const presence = memberPresence(ctx, presenceFailed);
   namespace.on("connection", (socket) => {
     const member = (socket.data as { member?: MemberRef }).member;
     void socket.join(member ? [CONSOLE_ROOM, memberRoom(member.id)] : CONSOLE_ROOM);
+    if (!member) return;
+    presence.connected(member.id).catch(presenceFailed);
+    socket.on("disconnect", () => presence.disconnected(member.id).catch(presenceFailed));
   });
-  return forwardChanges(ctx);
+  const stopForwarding = forwardChanges(ctx);
+  return () => {
+    presence.stop();
+    stopForwarding();
+  };
+}
+
+/**
+ * Closes every console connection of the member, on every process (the adapter carries it): their key was
+ * rotated or they were disabled, and what was opened with the old key must not keep hearing conversations.
+ */
+export function disconnectMember(ctx: Pick<HubContext, "realtime">, memberId: string): void {
+  ctx.realtime.console.in(memberRoom(memberId)).disconnectSockets(true);
 }
 
 /** Every process forwards the changes it makes to every console, through the adapter; returns the unsubscribe. */
