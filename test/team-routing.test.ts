@@ -7,6 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sweepAssignments } from "../src/team/assignment.js";
 import type { TeamHours } from "../src/team/business-hours.js";
 import { eventually } from "./support/services.js";
+import { lastUserText, type FakeLlm } from "./support/fake-llm.js";
+import { startFakeOpenAI } from "./support/fake-openai.js";
+import { openSession, WidgetClient } from "./support/widget-client.js";
+import { AGENT_SECRET, AgentRuntime } from "./support/agent-runtime.js";
 import { addMember, addTeam, seen } from "./support/team-fixtures.js";
 import { CONSOLE_API_KEY, HUB_API_KEY, TestHub } from "./support/test-hub.js";
 
@@ -349,5 +353,149 @@ describe("support team routing", () => {
     } finally {
       stop();
     }
+  });
+});
+
+describe("the LLM agent's hand-off to a team", () => {
+  let hub: TestHub;
+  let llm: FakeLlm;
+  const clients: WidgetClient[] = [];
+
+  beforeAll(async () => {
+    llm = await startFakeOpenAI((request) => {
+      const last = request.messages.at(-1);
+      if (last?.role === "tool") return { text: "I have asked the team; meanwhile, what else can I do for you?" };
+      const text = lastUserText(request);
+      const team = /team (\S+)/.exec(text)?.[1];
+      if (team)
+        return { toolCalls: [{ name: "hand-off-to-human", args: { reason: "the person asked for a person", team } }] };
+      return { text: "How can I help?" };
+    });
+    hub = await TestHub.start({
+      now: clock.now,
+      env: { AGENT_MODEL: "openai:gpt-4o-mini", OPENAI_API_KEY: llm.apiKey, OPENAI_BASE_URL: llm.url },
+    });
+  });
+  afterAll(async () => {
+    for (const client of clients) client.close();
+    await hub?.stop();
+    await llm?.stop();
+  });
+
+  /** The hand-off tool's answer the model was given, parsed. */
+  async function toolAnswer(from: number): Promise<Record<string, unknown>> {
+    const request = await eventually(
+      () => llm.requests.slice(from).find((each) => each.messages.at(-1)?.role === "tool"),
+      "the model given the tool's answer",
+    );
+    const last = request.messages.at(-1) as { content: string };
+    return JSON.parse(last.content) as Record<string, unknown>;
+  }
+
+  async function person() {
+    const session = await openSession(hub.url);
+    const client = await WidgetClient.connect(hub.url, { token: session.token });
+    clients.push(client);
+    return { id: session.conversationId, client };
+  }
+
+  it("an open team: the tool names it, the conversation is assigned after the reply", async () => {
+    await addMember(hub.ctx.sql, { id: "llm-pat", seenAt: clock.now() });
+    await addTeam(hub.ctx.sql, { id: "billing", name: "Billing", members: ["llm-pat"] });
+    const { id, client } = await person();
+    const from = llm.requests.length;
+    client.send("please put me through to the team billing", "llm-open-1");
+    expect(await toolAnswer(from)).toMatchObject({
+      handed_off: true,
+      team: { id: "billing", name: "Billing" },
+      team_open: true,
+    });
+    await eventually(
+      async () => (await hub.db.conversation.findUniqueOrThrow({ where: { id } })).assigneeId === "llm-pat",
+      "the conversation assigned",
+    );
+  });
+
+  it("a closed team: the model is told so with the opening, keeps the conversation, the person gets the message once", async () => {
+    await addMember(hub.ctx.sql, { id: "llm-quin", seenAt: null });
+    await addTeam(hub.ctx.sql, {
+      id: "nights",
+      name: "Night desk",
+      hours: WEEKDAYS,
+      awayMessage: "Our people are away.",
+      members: ["llm-quin"],
+    });
+    // Sunday 6 December 2026, 23:00 in Madrid.
+    clock.set(new Date("2026-12-06T22:00:00Z"));
+    try {
+      const { id, client } = await person();
+      const from = llm.requests.length;
+      client.send("put me through to the team nights", "llm-closed-1");
+      expect(await toolAnswer(from)).toMatchObject({
+        handed_off: false,
+        team: { id: "nights", name: "Night desk" },
+        team_open: false,
+        opens_at: "2026-12-07T08:00:00.000Z",
+        opens_at_local: expect.stringContaining("09:00"),
+      });
+      // The model's reply reaches the person, and so does the team's message, once; the agent keeps the conversation.
+      await eventually(
+        () => client.agentMessages().some((message) => message.text.startsWith("I have asked the team")),
+        "the agent's reply",
+      );
+      await eventually(
+        () => client.agentMessages().some((message) => message.text.startsWith("Our people are away.")),
+        "the out-of-office message",
+      );
+      const again = llm.requests.length;
+      client.send("really, the team nights please", "llm-closed-2");
+      expect(await toolAnswer(again)).toMatchObject({ team_open: false });
+      await hub.settled();
+      const conversation = await hub.db.conversation.findUniqueOrThrow({ where: { id } });
+      expect(conversation).toMatchObject({ control: "agent", teamId: "nights", assigneeId: null });
+      expect(conversation.opensAt?.toISOString()).toBe("2026-12-07T08:00:00.000Z");
+      const away = await hub.db.message.findMany({ where: { conversationId: id, text: { startsWith: "Our people" } } });
+      expect(away).toHaveLength(1);
+      // The person's words go to the agent meanwhile, which answers them.
+      expect(client.agentMessages().filter((message) => message.text.startsWith("I have asked"))).toHaveLength(2);
+    } finally {
+      clock.shift = 0;
+    }
+  });
+});
+
+describe("a remote agent runtime's hand-off in its turn answer", () => {
+  let hub: TestHub;
+  let agent: AgentRuntime;
+  let client: WidgetClient | undefined;
+
+  beforeAll(async () => {
+    agent = await new AgentRuntime().start();
+    hub = await TestHub.start({ env: { AGENT_URL: agent.url, AGENT_SECRET } });
+  });
+  afterAll(async () => {
+    client?.close();
+    await hub?.stop();
+    await agent?.stop();
+  });
+
+  it("hands the conversation to the team it names once its messages have gone", async () => {
+    await addMember(hub.ctx.sql, { id: "rt-ray", seenAt: new Date() });
+    await addTeam(hub.ctx.sql, { id: "returns", name: "Returns", members: ["rt-ray"] });
+    agent.respond = () => ({
+      messages: [{ text: "Passing you to our returns team." }],
+      handoff: { reason: "a return", team: "returns" },
+    });
+    const session = await openSession(hub.url);
+    client = await WidgetClient.connect(hub.url, { token: session.token });
+    client.send("I want to return my order", "rt-1");
+    await eventually(
+      () => client!.agentMessages().some((message) => message.text === "Passing you to our returns team."),
+      "the runtime's reply",
+    );
+    await eventually(async () => {
+      const row = await hub.db.conversation.findUniqueOrThrow({ where: { id: session.conversationId } });
+      return row.assigneeId === "rt-ray" && row.teamId === "returns" && row.handoffReason === "a return";
+    }, "the conversation assigned in the team the runtime named");
   });
 });

@@ -268,14 +268,18 @@ async function drain(
     const assignee = { id: member.id, name: member.name };
     decided.push(await record(tx, assigned, named, assignee, reasonOf(conversation.id), at));
   }
-  if (lastAssignedId !== team.lastAssignedId) {
-    await tx.query(`UPDATE "Team" SET "lastAssignedId" = $2, "updatedAt" = $3 WHERE id = $1`, [
-      team.id,
-      lastAssignedId,
-      at,
-    ]);
-  }
+  await saveRotation(tx, team, lastAssignedId, at);
   return decided;
+}
+
+/** Round robin's place, where it moved. */
+async function saveRotation(tx: SqlQuery, team: TeamRow, lastAssignedId: string | null, at: Date): Promise<void> {
+  if (lastAssignedId === team.lastAssignedId) return;
+  await tx.query(`UPDATE "Team" SET "lastAssignedId" = $2, "updatedAt" = $3 WHERE id = $1`, [
+    team.id,
+    lastAssignedId,
+    at,
+  ]);
 }
 
 /** What was committed, told: the entries, the control and the assignment of each conversation, the counts. */
@@ -565,6 +569,8 @@ async function reassignUnanswered(ctx: AssignmentDeps): Promise<number> {
     const decided = await ctx.sql.transaction(async (tx) => {
       const team = await lockTeam(tx, teamId);
       if (!team) return [];
+      // Members first, conversations after, in the order every decision locks them.
+      const candidates = await candidatesOf(tx, team.id, at, ctx.config.team.memberOfflineAfterMs);
       // Read again under the lock: a reply or another process's sweep may have come first.
       const stale = await tx.query<ConversationRow>(
         `SELECT c.* FROM "Conversation" c WHERE ${UNANSWERED} AND c."teamId" = $2 ORDER BY c."assignedAt", c.id
@@ -572,16 +578,14 @@ async function reassignUnanswered(ctx: AssignmentDeps): Promise<number> {
         [since, teamId],
       );
       if (stale.length === 0) return [];
-      const candidates = await candidatesOf(tx, team.id, at, ctx.config.team.memberOfflineAfterMs);
       const routing = isRouting(team.routing) ? team.routing : "round_robin";
       const named = { id: team.id, name: team.name };
       let lastAssignedId = team.lastAssignedId;
       const done: Decided[] = [];
       for (const conversation of stale) {
         const previous = conversation.assigneeId!;
-        const chosen = candidates.find(
-          (candidate) => candidate.id === chooseAssignee({ routing, candidates, lastAssignedId, exclude: previous }),
-        );
+        const choice = chooseAssignee({ routing, candidates, lastAssignedId, exclude: previous });
+        const chosen = candidates.find((candidate) => candidate.id === choice);
         if (!chosen) continue;
         const assigned = await assignTo(tx, conversation.id, chosen, at);
         chosen.assigned += 1;
@@ -592,12 +596,7 @@ async function reassignUnanswered(ctx: AssignmentDeps): Promise<number> {
         const fromNamed = { id: previous, name: conversation.humanAgent?.name ?? previous };
         done.push(await record(tx, assigned, named, { id: chosen.id, name: chosen.name }, "reassigned", at, fromNamed));
       }
-      if (lastAssignedId !== team.lastAssignedId)
-        await tx.query(`UPDATE "Team" SET "lastAssignedId" = $2, "updatedAt" = $3 WHERE id = $1`, [
-          team.id,
-          lastAssignedId,
-          at,
-        ]);
+      await saveRotation(tx, team, lastAssignedId, at);
       return done;
     });
     moved += decided.length;
