@@ -333,16 +333,37 @@ describe("support team routing", () => {
     }
   });
 
-  it("publishes each assignment to the console as it is committed", async () => {
+  it("publishes each assignment to the console as it is committed, and writes the conversation.assigned event", async () => {
     await members(["ev-oz"]);
     await addTeam(hub.ctx.sql, { id: "ev", members: ["ev-oz"] });
     const heard: { type: string; conversationId?: string; reason?: string }[] = [];
     const stop = hub.ctx.changes.subscribe((change) => {
       if (change.type === "assignment") heard.push(change);
     });
+    // An endpoint that wants the event (the hub writes events only for endpoints that want them).
+    await hub.ctx.sql.query(
+      `INSERT INTO "HubEventSink" (endpoint, events) VALUES ('http://events.test/', ARRAY['conversation.assigned'])`,
+    );
     try {
       const id = await hub.conversation();
       await handoff(id, { reason: "publish it", team: "ev" });
+      const events = await hub.ctx.sql.query<{ payload: Record<string, unknown> }>(
+        `SELECT payload FROM "HubEvent" WHERE type = 'conversation.assigned' AND "conversationId" = $1::uuid`,
+        [id],
+      );
+      expect(events.map((event) => event.payload)).toEqual([
+        {
+          conversationId: id,
+          teamId: "ev",
+          team: { id: "ev", name: "ev" },
+          assignee: { id: "ev-oz", name: "ev-oz" },
+          from: null,
+          reason: "handoff",
+          assignedAt: expect.any(String),
+          queuedAt: null,
+          opensAt: null,
+        },
+      ]);
       await eventually(() => heard.find((change) => change.conversationId === id), "the assignment change");
       expect(heard.find((change) => change.conversationId === id)).toMatchObject({
         type: "assignment",
@@ -352,6 +373,7 @@ describe("support team routing", () => {
       });
     } finally {
       stop();
+      await hub.ctx.sql.query(`DELETE FROM "HubEventSink" WHERE endpoint = 'http://events.test/'`);
     }
   });
 });
@@ -497,5 +519,30 @@ describe("a remote agent runtime's hand-off in its turn answer", () => {
       const row = await hub.db.conversation.findUniqueOrThrow({ where: { id: session.conversationId } });
       return row.assigneeId === "rt-ray" && row.teamId === "returns" && row.handoffReason === "a return";
     }, "the conversation assigned in the team the runtime named");
+  });
+});
+
+describe("routing on the embedded database", () => {
+  let hub: TestHub;
+
+  beforeAll(async () => {
+    hub = await TestHub.start({ database: "embedded" });
+  });
+  afterAll(async () => {
+    await hub?.stop();
+  });
+
+  it("assigns, queues and drains the same way", async () => {
+    await addMember(hub.ctx.sql, { id: "em-ada", capacity: 1, seenAt: new Date() });
+    await addTeam(hub.ctx.sql, { id: "em", members: ["em-ada"] });
+    const first = await hub.conversation();
+    const second = await hub.conversation();
+    const answers = [];
+    for (const id of [first, second])
+      answers.push(await hub.api("POST", `/v1/conversations/${id}/handoff`, { reason: "embedded", team: "em" }));
+    expect(answers.map((answer) => answer.body.handoff.status)).toEqual(["assigned", "queued"]);
+    await hub.api("POST", `/v1/conversations/${first}/handback`, undefined, CONSOLE_API_KEY);
+    await sweepAssignments(hub.ctx);
+    expect((await hub.db.conversation.findUniqueOrThrow({ where: { id: second } })).assigneeId).toBe("em-ada");
   });
 });
