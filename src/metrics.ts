@@ -143,6 +143,17 @@ export function createMetrics() {
       "Outgoing event posts by endpoint (its position in the settings, never its URL) and outcome (delivered, retried, dropped)",
       ["endpoint", "outcome"],
     ),
+    supportAssignments: counter(
+      "hub_support_assignments_total",
+      "Support teams' assignment decisions, by team and reason: handoff, assigned, reassigned, taken, moved, queued, opened, released",
+      ["team", "reason"],
+    ),
+    supportQueued: new Gauge({
+      name: "hub_support_queued",
+      help: "Conversations waiting in a team's queue with nobody on them, by team (as of this process's last sweep)",
+      labelNames: ["team"],
+      registers: [registry],
+    }),
     redisLost: counter("hub_redis_connections_lost_total", "Redis connections of this process lost, by connection", [
       "connection",
     ]),

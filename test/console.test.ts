@@ -315,6 +315,11 @@ describe("the human-agent console", () => {
       closedAt: null,
       handoff: null,
       erasure: null,
+      team: null,
+      assignee: null,
+      assignedAt: null,
+      queuedAt: null,
+      opensAt: null,
       createdAt: expect.any(String),
       held: 1,
       // Timeline entries are counted: the result and the reply that answers it both wait.

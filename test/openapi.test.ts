@@ -10,6 +10,7 @@ import { personReachRoutes } from "../src/server/routes/person-reach.js";
 import { v1Routes } from "../src/server/routes/v1.js";
 import { teamRoutes } from "../src/server/routes/team.js";
 import { TestHub, CONSOLE_API_KEY } from "./support/test-hub.js";
+import { addMember } from "./support/team-fixtures.js";
 import { startToolBackend, type ToolBackend } from "./support/tool-backend.js";
 import { checkStock, matchTherapists, matchWithMessages } from "./support/tool-files.js";
 
@@ -207,6 +208,13 @@ describe("the OpenAPI document", () => {
       { text: "Hi, Ana here", agent },
       CONSOLE_API_KEY,
     );
+    await call("POST", `/conversations/${id}/handback`, `${conversation}/handback`, undefined, CONSOLE_API_KEY);
+    // A hand-off to the team (this hub has none: the console's, with nobody on it), and an admin's move.
+    await call("POST", `/conversations/${id}/handoff`, `${conversation}/handoff`, { reason: "a rule matched" });
+    await call("POST", `/conversations/${id}/handoff`, `${conversation}/handoff`, { reason: "" });
+    await call("POST", `/conversations/${id}/assign`, `${conversation}/assign`, { member: null }, CONSOLE_API_KEY);
+    await addMember(hub.ctx.sql, { id: "oa-ana", seenAt: null });
+    await call("POST", `/conversations/${id}/assign`, `${conversation}/assign`, { member: "oa-ana" }, CONSOLE_API_KEY);
     await call("POST", `/conversations/${id}/handback`, `${conversation}/handback`, undefined, CONSOLE_API_KEY);
     await call("POST", `/conversations/${id}/close`, `${conversation}/close`, undefined, CONSOLE_API_KEY);
     await call("POST", `/conversations/${id}/close`, `${conversation}/close`);

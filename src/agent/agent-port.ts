@@ -129,6 +129,12 @@ export const turnRequestSchema = z.object({
 /** A turn as the hub builds it; the HTTP agent adds `requestId` and `sentAt` to each request. */
 export type TurnRequest = Omit<z.output<typeof turnRequestSchema>, "requestId" | "sentAt">;
 
+/** A hand-off to the support team: why, and which team (its id; none or an unknown one: the default team). */
+export const handoffSchema = z.object({
+  reason: z.string().trim().min(1).max(2000).describe("why, in a sentence the team will read"),
+  team: z.string().trim().min(1).max(100).optional().describe("the team's id; the default team when absent or unknown"),
+});
+
 /** The agent runtime's answer: `messages: []` (or none) says nothing and counts the inputs as answered. */
 export const turnReplySchema = z.object({
   messages: z
@@ -143,6 +149,12 @@ export const turnReplySchema = z.object({
     )
     .default([])
     .describe("said to the person in order; a long text is split at the channel's limit"),
+  handoff: handoffSchema
+    .optional()
+    .describe(
+      "hand the conversation to a team once these messages have gone (to learn at once whether the team is " +
+        "open, use POST /v1/conversations/{id}/handoff instead)",
+    ),
 });
 export interface TurnReply {
   /**
@@ -150,8 +162,11 @@ export interface TurnReply {
    * message (what the LLM agent's safeguard removed, and why).
    */
   messages: { text: string; data?: Record<string, unknown>; attachments?: Attachment[]; buttons?: Button[] }[];
-  /** The hub's LLM agent handed the conversation to the team: done once this reply has gone out. */
-  handoff?: { reason: string };
+  /**
+   * The agent handed the conversation to a team (the LLM agent's tool, or a remote runtime's reply): done once
+   * this reply has gone out. `team`: a team's id; none, or one the hub does not know, is the default team.
+   */
+  handoff?: { reason: string; team?: string | undefined };
   /**
    * Jobs the hub's LLM agent called off in this turn (its cancel tool): the reply tells of them, so it answers
    * their failure notices too — no turn of their own follows to tell the model what it did itself.

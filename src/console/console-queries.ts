@@ -24,6 +24,12 @@ export interface ConversationFilter {
   waiting?: boolean | undefined;
   /** Finds the person: part of their name, contact (phone, handle, visitor id), BSUID or conversation id. */
   q?: string | undefined;
+  /** With this support team. */
+  team?: string | undefined;
+  /** Waiting in a team's queue with nobody on it (true), or not (false). */
+  queued?: boolean | undefined;
+  /** Assigned to this member. */
+  assignee?: string | undefined;
   limit: number;
 }
 
@@ -32,8 +38,16 @@ export interface ConsoleConversationView extends ConversationView {
   label: string;
 }
 
-function consoleView(row: ConversationRow, now: Date): ConsoleConversationView {
+function consoleView(row: ConversationRow & { teamName?: string | null }, now: Date): ConsoleConversationView {
   return { ...conversationView(row, now), label: contactLabel(row) };
+}
+
+/** A conversation's view with its team's name (a row read or returned without it). */
+export async function consoleConversation(ctx: ConsoleQueryDeps, row: ConversationRow): Promise<ConversationView> {
+  const [team] = row.teamId
+    ? await ctx.sql.query<{ name: string }>(`SELECT name FROM "Team" WHERE id = $1`, [row.teamId])
+    : [];
+  return conversationView({ ...row, teamName: team?.name ?? null }, ctx.now());
 }
 
 const likeEscaped = (text: string) => text.replace(/[\\%_]/g, (char) => `\\${char}`);
@@ -52,7 +66,7 @@ export async function listConversations(
   const rows = await ctx.sql.query<
     ConversationRow & { held: string; waiting: string; lastMessage: Record<string, unknown> | null }
   >(
-    `SELECT c.*, counts.held, counts.waiting,
+    `SELECT c.*, counts.held, counts.waiting, (SELECT t.name FROM "Team" t WHERE t.id = c."teamId") AS "teamName",
        (SELECT row_to_json(m) FROM "Message" m WHERE m."conversationId" = c.id AND m.role IN ('user', 'agent', 'human')
         ORDER BY m.seq DESC LIMIT 1) AS "lastMessage"
      FROM "Conversation" c,
@@ -65,6 +79,8 @@ export async function listConversations(
        AND (c.account <> ALL($9::text[]) OR EXISTS (SELECT 1 FROM "Message" m WHERE m."conversationId" = c.id))
        AND ($6::text IS NULL OR c.name ILIKE $6 OR c.contact ILIKE $6 OR c."userId" ILIKE $6 OR c.id::text ILIKE $6
          OR c.contact LIKE $7 OR c."userId" LIKE $7 OR c.id::text LIKE $8)
+       AND ($10::text IS NULL OR c."teamId" = $10) AND ($12::text IS NULL OR c."assigneeId" = $12)
+       AND ($11::boolean IS NULL OR ($11 = (c."queuedAt" IS NOT NULL AND c."assigneeId" IS NULL)))
      ORDER BY c."updatedAt" DESC LIMIT $5`,
     [
       filter.channel ?? null,
@@ -76,6 +92,9 @@ export async function listConversations(
       search?.digits ? `%${search.digits}%` : null,
       search?.idPrefix ? `${search.idPrefix}%` : null,
       WIDGET_SESSION_ACCOUNTS,
+      filter.team ?? null,
+      filter.queued ?? null,
+      filter.assignee ?? null,
     ],
   );
   return rows.map((row) => ({
@@ -109,7 +128,7 @@ export async function conversationTimeline(
 ): Promise<ConversationTimeline> {
   // An erased conversation's timeline is its tombstone (`conversation.erasure`): nothing else is left.
   const conversation = await getConversation(ctx.sql, conversationId, { readErased: true });
-  const [messages, jobs] = await Promise.all([
+  const [messages, jobs, team] = await Promise.all([
     ctx.sql.query<MessageRow>(`SELECT * FROM "Message" WHERE "conversationId" = $1::uuid ORDER BY seq LIMIT 1000`, [
       conversation.id,
     ]),
@@ -120,6 +139,9 @@ export async function conversationTimeline(
        FROM "Job" j WHERE j."conversationId" = $1::uuid ORDER BY j."createdAt"`,
       [conversation.id],
     ),
+    conversation.teamId
+      ? ctx.sql.query<{ name: string }>(`SELECT name FROM "Team" WHERE id = $1`, [conversation.teamId])
+      : [],
   ]);
   // The person's files get URLs where the hub's address and secret are known (not in the CLI's fallback read).
   const links =
@@ -145,7 +167,7 @@ export async function conversationTimeline(
       : undefined;
   return {
     ...(whatsapp ? { whatsapp } : {}),
-    conversation: consoleView(conversation, ctx.now()),
+    conversation: consoleView({ ...conversation, teamName: team[0]?.name ?? null }, ctx.now()),
     messages: views,
     held: views.filter((message) => message.status === "held"),
     jobs: jobs.map((job) =>

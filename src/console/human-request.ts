@@ -1,20 +1,19 @@
-// The agent hands a conversation to the team (the LLM agent's hand-off-to-human): it becomes the team's —
-// automated output is held, the agent stays quiet — with nobody on it yet, and the console shows it waiting
-// with the agent's reason until someone takes it over and hands it back.
-import type { DeliveryState } from "../delivery/delivery-state.js";
-import { afterCommit, type EffectsContext } from "../delivery/effects.js";
-import type { Logger } from "../logger.js";
+// The agent hands a conversation to the team (the LLM agent's hand-off-to-human, a remote runtime's reply, a
+// rule through POST /v1/conversations/{id}/handoff): it becomes the named team's — or the default team's —
+// and is assigned to an available member, or waits in the team's queue (src/team/assignment.ts). A team that
+// is closed leaves it with the agent until the opening, and the person gets its out-of-office message once.
+// A hub with no teams keeps the console's hand-off: the conversation waits with nobody on it.
+import { handOff, type AssignmentDeps, type HandoffOutcome } from "../team/assignment.js";
 
 /** What recording a hand-off needs. */
-export interface HumanRequestDeps extends EffectsContext {
-  delivery: Pick<DeliveryState, "handToTeam">;
-  log: Logger;
-}
+export type HumanRequestDeps = AssignmentDeps;
 
 /** Idempotent: a conversation already with the team keeps who has it and the first reason. */
-export async function requestHuman(ctx: HumanRequestDeps, conversationId: string, reason: string): Promise<void> {
-  const requested = await ctx.delivery.handToTeam(conversationId, reason);
-  if (!requested) return;
-  ctx.log.info({ conversation_id: conversationId }, "the agent handed the conversation to the team");
-  await afterCommit(ctx, { changes: [{ type: "control", conversation: requested }] });
+export async function requestHuman(
+  ctx: HumanRequestDeps,
+  conversationId: string,
+  reason: string,
+  team?: string,
+): Promise<HandoffOutcome> {
+  return handOff(ctx, conversationId, { reason, team });
 }

@@ -27,15 +27,34 @@ export interface ConversationView {
   handoff: { at: string; reason: string | null } | null;
   /** Erased: the person's data is gone, this is the tombstone; null otherwise. */
   erasure: Tombstone | null;
+  /** The support team it is with (src/team/assignment.ts), the member it is assigned to, since when. */
+  team: { id: string; name: string } | null;
+  assignee: { id: string; name: string } | null;
+  assignedAt: string | null;
+  /** Waiting in the team's queue with nobody on it, since then. */
+  queuedAt: string | null;
+  /** The team was closed at the hand-off: the agent keeps it until this opening. */
+  opensAt: string | null;
   createdAt: string;
 }
 
 type AnyConversation = Pick<
   Conversation,
   "id" | "channel" | "account" | "contact" | "name" | "control" | "lastInboundAt" | "closedAt" | "createdAt"
-> & { humanAgent: unknown; erasure?: unknown } & Partial<
-    Pick<Conversation, "handoffAt" | "handoffReason" | "erasedAt">
+> & { humanAgent: unknown; erasure?: unknown; teamName?: string | null } & Partial<
+    Pick<
+      Conversation,
+      "handoffAt" | "handoffReason" | "erasedAt" | "teamId" | "assigneeId" | "assignedAt" | "queuedAt" | "opensAt"
+    >
   >;
+
+/** The assignee's name is the one the assignment wrote into `humanAgent`; their id stands in when it is not. */
+function assigneeOf(conversation: AnyConversation): { id: string; name: string } | null {
+  if (!conversation.assigneeId) return null;
+  const agent = conversation.humanAgent as { id?: unknown; name?: unknown } | null;
+  const name = agent?.id === conversation.assigneeId && typeof agent.name === "string" ? agent.name : undefined;
+  return { id: conversation.assigneeId, name: name ?? conversation.assigneeId };
+}
 
 export function conversationView(conversation: AnyConversation, now: Date): ConversationView {
   return {
@@ -58,6 +77,11 @@ export function conversationView(conversation: AnyConversation, now: Date): Conv
       erasedAt: conversation.erasedAt ?? null,
       erasure: conversation.erasure ?? null,
     }),
+    team: conversation.teamId ? { id: conversation.teamId, name: conversation.teamName ?? conversation.teamId } : null,
+    assignee: assigneeOf(conversation),
+    assignedAt: conversation.assignedAt?.toISOString() ?? null,
+    queuedAt: conversation.queuedAt?.toISOString() ?? null,
+    opensAt: conversation.opensAt?.toISOString() ?? null,
     createdAt: conversation.createdAt.toISOString(),
   };
 }

@@ -149,7 +149,7 @@ export async function runTurn(ctx: TurnDeps, conversationId: string): Promise<vo
     conversation = committed.conversation;
     for (const message of committed.replies) await deliver(ctx, conversation, message);
     // The person has been told; from now on the team has the conversation.
-    if (reply.handoff) await requestHuman(ctx, conversationId, reply.handoff.reason);
+    if (reply.handoff) await requestHuman(ctx, conversationId, reply.handoff.reason, reply.handoff.team);
   } finally {
     if (ctx.agent.remote) typing(ctx, conversationId, false);
   }

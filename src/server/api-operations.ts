@@ -1,7 +1,7 @@
 // Every operation under /v1, with the zod schemas its route validates with and the views it answers with.
 // The OpenAPI document is generated from this table; the OpenAPI test checks it against the mounted routes.
 import { z } from "zod";
-import { turnReplySchema, turnRequestSchema } from "../agent/agent-port.js";
+import { handoffSchema, turnReplySchema, turnRequestSchema } from "../agent/agent-port.js";
 import {
   consoleConversationView,
   conversationSummaryView,
@@ -14,7 +14,7 @@ import {
 } from "./api-views.js";
 import { eraseBody } from "./routes/erasure.js";
 import { reachView, whatsappReachBody } from "../conversations/person-reach.js";
-import { humanMessageBody, listQuery, takeoverBody } from "./routes/console.js";
+import { assignBody, humanMessageBody, listQuery, takeoverBody } from "./routes/console.js";
 import {
   agentMessageBody,
   approvalBody,
@@ -59,6 +59,22 @@ const timeline = z.object({
   messages: z.array(messageView),
   held: z.array(messageView),
   jobs: z.array(jobView),
+});
+
+const isoTime = z.iso.datetime({ offset: true });
+const named = z.object({ id: z.string(), name: z.string() });
+const handoffOutcomeView = z.object({
+  status: z
+    .enum(["assigned", "queued", "closed", "unchanged"])
+    .describe(
+      "assigned: a member has it; queued: waiting for someone available; closed: the team is closed, the agent " +
+        "keeps the conversation until opensAt; unchanged: it already was with the team",
+    ),
+  team: named.nullable(),
+  assignee: named.nullable(),
+  queuedAt: isoTime.nullable(),
+  opensAt: isoTime.nullable().describe("when the closed team opens (and the conversation becomes its)"),
+  awayMessageSent: z.boolean().describe("the team's out-of-office message went to the person with this hand-off"),
 });
 
 export const apiOperations: ApiOperation[] = [
@@ -232,8 +248,46 @@ export const apiOperations: ApiOperation[] = [
     body: takeoverBody,
     responses: { 200: { description: "control is human", schema: z.object({ conversation: conversationView }) } },
     errors: {
+      400: "the shared console key names no `agent`",
       404: "no such conversation",
-      409: "another human has it (already_taken)",
+      409: "another human has it (already_taken); a member's key: it is assigned to someone else (assigned_to_other)",
+      410: "the conversation was erased (erased)",
+    },
+  },
+  {
+    method: "post",
+    path: "/conversations/:id/handoff",
+    summary: "Hand the conversation to a support team (a runtime's or a rule's hand-off)",
+    description:
+      "The conversation goes to the team named (its id; none, or an unknown one, is the default team) and is " +
+      "assigned to an available member, or waits in the team's queue. A closed team (its business hours) leaves " +
+      "it with the agent until `handoff.opensAt`, and the person is sent the team's out-of-office message once: " +
+      "the agent should keep helping meanwhile. A conversation already with the team is `unchanged`.",
+    keys: ["agent", "console"],
+    body: handoffSchema,
+    responses: {
+      200: {
+        description: "what became of it",
+        schema: z.object({ conversation: conversationView, handoff: handoffOutcomeView }),
+      },
+    },
+    errors: { 404: "no such conversation", 410: "the conversation was erased (erased)" },
+  },
+  {
+    method: "post",
+    path: "/conversations/:id/assign",
+    summary: "Move the conversation to a member, or back to a team's queue (admins)",
+    description:
+      "An admin's member key, or the shared console key. `member: null` puts it back in the queue of its team " +
+      "(or of `team`), where it is assigned to someone else available.",
+    keys: ["console"],
+    body: assignBody,
+    responses: { 200: { description: "moved", schema: z.object({ conversation: conversationView }) } },
+    errors: {
+      400: "no such member or team",
+      403: "a member's key without the admin role",
+      404: "no such conversation",
+      409: "no team whose queue it could go to (no_team)",
       410: "the conversation was erased (erased)",
     },
   },

@@ -63,6 +63,16 @@ export const conversationView = z.object({
   erasure: tombstoneView
     .nullable()
     .describe("erased (POST /v1/conversations/{id}/erase): the person's data is gone and this is what is left"),
+  team: z
+    .object({ id: z.string(), name: z.string() })
+    .nullable()
+    .describe("the support team it was handed to (the one named, else the default team)"),
+  assignee: z.object({ id: z.string(), name: z.string() }).nullable().describe("the team member it is assigned to"),
+  assignedAt: isoTime.nullable(),
+  queuedAt: isoTime.nullable().describe("waiting in the team's queue with nobody on it, since then"),
+  opensAt: isoTime
+    .nullable()
+    .describe("the team was closed at the hand-off: the agent keeps the conversation until this opening"),
   createdAt: isoTime,
 });
 

@@ -5,7 +5,8 @@
 // for a turn, and deletes webhook deliveries processed longer ago than WEBHOOK_RETENTION. It sends results left
 // unseen in a verified person's widget past ESCALATE_AFTER to the WhatsApp number they consented to.
 // Retention (src/retention/: jobs' data, idle conversations, uploads, outgoing events past RETAIN_*) runs
-// in it too, at most once a minute per process.
+// in it too, at most once a minute per process. Support teams' queues are assigned in it as members come online,
+// teams open and assignees do not reply (src/team/assignment.ts).
 import type { HubContext } from "../context.js";
 import { sweepWebhooks } from "../channels/meta/meta-webhooks.js";
 import { sweepEmails } from "../channels/email/inbound-emails.js";
@@ -20,6 +21,7 @@ import { errorKey } from "../log-throttle.js";
 import { sweepPushes } from "../push/send-pushes.js";
 import { sweepPresence } from "../team/presence.js";
 import { pruneState, pruneStep, type PruneCounts, type PruneState } from "../retention/prune-pass.js";
+import { sweepAssignments } from "../team/assignment.js";
 
 /**
  * Inputs or outgoing messages untouched this long may have lost their turn (its process died: its lease
@@ -77,6 +79,8 @@ export async function sweepOnce(
   escalated: number;
   /** Retention's deletions, on the sweeps it ran in. */
   pruned: PruneCounts | undefined;
+  /** Support teams (src/team/assignment.ts): conversations given to their team at its opening, moved, assigned. */
+  assignments: { opened: number; reassigned: number; assigned: number };
 }> {
   const expired = await expireStaleResults(ctx);
   const turns = await requestLostTurns(ctx);
@@ -93,7 +97,21 @@ export async function sweepOnce(
   const marketingReleased = await releaseMarketingHolds(ctx);
   const pruned = await pruneWhenDue(ctx, state);
   await sweepPresence(ctx); // members whose console closed past MEMBER_OFFLINE_AFTER, announced offline once
-  return { turns, webhooks, webhooksDeleted, cancels, pushes, expired, reruns, escalated, marketingReleased, pruned };
+  // Members come online, teams open, assignees stay silent: each is caught here, on every process's sweep.
+  const assignments = await sweepAssignments(ctx);
+  return {
+    turns,
+    webhooks,
+    webhooksDeleted,
+    cancels,
+    pushes,
+    expired,
+    reruns,
+    escalated,
+    marketingReleased,
+    pruned,
+    assignments,
+  };
 }
 
 export function startSweeper(ctx: HubContext): { stop(): Promise<void> } {

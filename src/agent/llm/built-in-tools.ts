@@ -10,6 +10,7 @@ import type { JobDeps } from "../../jobs/job-deps.js";
 import { JOB_MESSAGE_MAX_CHARS, sendJobMessage } from "../../jobs/job-message.js";
 import { READ_TOOL, resultPage, resultPointer } from "./result-pages.js";
 import { callIdOf, resultWithFiles } from "./timeline-entries.js";
+import { openingText, teamAvailability } from "../../team/assignment.js";
 import { JOB_STATUS_WORD, NOTICE_TOOL, STATUS_TOOL } from "./transcript.js";
 
 export const LIST_TOOL = "list-running-tool-calls";
@@ -97,10 +98,14 @@ export const BUILT_IN_TOOLS: BuiltInTool[] = [
     name: HAND_OFF_TOOL,
     description:
       "Hands the conversation to a person on the team: when the person asks for one, or needs what you cannot " +
-      "give. Say so to the person in your reply; after this you stay quiet until the team hands it back.",
+      "give. Say so to the person in your reply; after this you stay quiet until the team hands it back. When " +
+      "the team is closed its answer says so, with when it opens: then keep helping the person meanwhile.",
     parameters: {
       type: "object",
-      properties: { reason: { type: "string", description: "why, in a sentence the team will read" } },
+      properties: {
+        reason: { type: "string", description: "why, in a sentence the team will read" },
+        team: { type: "string", description: "the team's id, when your instructions name one; else the default team" },
+      },
       required: ["reason"],
       additionalProperties: false,
     },
@@ -116,7 +121,7 @@ const ARGUMENTS: Record<string, z.ZodType> = {
   [LIST_TOOL]: z.strictObject({}),
   [NOTICE_TOOL]: z.object({}),
   [CANCEL_TOOL]: callIdArguments,
-  [HAND_OFF_TOOL]: z.strictObject({ reason: z.string().max(2000) }),
+  [HAND_OFF_TOOL]: z.strictObject({ reason: z.string().max(2000), team: z.string().max(100).optional() }),
   [SEND_TOOL]: z.strictObject({
     tool_call_id: z.string().min(1).max(200),
     text: z.string().trim().min(1).max(JOB_MESSAGE_MAX_CHARS),
@@ -166,7 +171,7 @@ async function jobOf(sql: SqlQuery, conversationId: string, callId: string): Pro
 export interface BuiltInAnswer {
   ok: boolean;
   content: unknown;
-  handoff?: string;
+  handoff?: { reason: string; team?: string | undefined };
   /** The job this call ended (a cancel): its failure notice is answered by the turn's reply. */
   ended?: string;
 }
@@ -291,11 +296,38 @@ export async function runBuiltInTool(
       return { ok: true, content: { from: "the hub", notices: [] } };
     case HAND_OFF_TOOL: {
       const reason = typeof args.reason === "string" && args.reason.trim() ? args.reason.trim() : "asked by the agent";
-      // Done once this turn's reply has gone (see turn.ts): the person hears why, then the team has it.
+      const team = typeof args.team === "string" && args.team.trim() ? args.team.trim() : undefined;
+      // Done once this turn's reply has gone (see turn.ts): the person hears why, then the team has it. Whether
+      // the team is open is known now, so the model can say the right thing in that reply.
+      const availability = await teamAvailability(ctx.sql, team, ctx.now());
+      const handoff = { reason, ...(team ? { team } : {}) };
+      if (!availability.open) {
+        const opensAt = availability.opensAt;
+        const local = opensAt && availability.timeZone ? openingText(opensAt, availability.timeZone) : null;
+        return {
+          ok: true,
+          content: {
+            handed_off: false,
+            team: availability.team,
+            team_open: false,
+            opens_at: opensAt?.toISOString() ?? null,
+            opens_at_local: local,
+            note:
+              "the team is closed: the person gets its out-of-office message saying when someone will reply, and " +
+              "the conversation goes to the team when it opens; until then keep helping the person yourself",
+          },
+          handoff,
+        };
+      }
       return {
         ok: true,
-        content: { handed_off: true, note: "a person on the team will answer after your reply; say so in it" },
-        handoff: reason,
+        content: {
+          handed_off: true,
+          team: availability.team,
+          team_open: true,
+          note: "a person on the team will answer after your reply; say so in it",
+        },
+        handoff,
       };
     }
     default:

@@ -357,7 +357,7 @@ export function llmAgent(config: LlmConfig, getCtx: () => LlmAgentDeps): AgentPo
         messages: reply
           ? [{ text: reply, ...(data.safeguard ? { data } : {}), ...(attachments.length ? { attachments } : {}) }]
           : [],
-        ...(seen.handoff ? { handoff: { reason: seen.handoff } } : {}),
+        ...(seen.handoff ? { handoff: seen.handoff } : {}),
         ...(seen.ended.length > 0 ? { endedJobs: seen.ended } : {}),
       };
     },
@@ -367,7 +367,7 @@ export function llmAgent(config: LlmConfig, getCtx: () => LlmAgentDeps): AgentPo
 /** What a turn's built-in calls did: their answers, a hand-off asked for, the jobs they called off. */
 interface Seen {
   results: unknown[];
-  handoff?: string;
+  handoff?: { reason: string; team?: string | undefined };
   ended: string[];
 }
 

@@ -56,7 +56,9 @@ export function conversationControl(sql: Sql, changes: Changes, now: () => Date)
     async closeConversation(conversationId: string): Promise<ConversationRow | undefined> {
       const [row] = await sql.query<{ conversation: Record<string, unknown> | null; changed: JsonRows }>(
         `WITH conv AS (
-           UPDATE "Conversation" SET "closedAt" = $2, control = 'agent', "humanAgent" = NULL, "updatedAt" = $2
+           UPDATE "Conversation" SET "closedAt" = $2, control = 'agent', "humanAgent" = NULL,
+             -- Closed: out of its team's queue, off its assignee's load, no longer waiting for an opening.
+             "assigneeId" = NULL, "assignedAt" = NULL, "queuedAt" = NULL, "opensAt" = NULL, "updatedAt" = $2
            WHERE id = $1::uuid AND "closedAt" IS NULL RETURNING *),
          unsent AS (
            SELECT id FROM "Message"
@@ -189,6 +191,8 @@ export function conversationControl(sql: Sql, changes: Changes, now: () => Date)
         `WITH before AS (SELECT "humanAgent" FROM "Conversation" WHERE id = $1::uuid AND control = 'human' FOR UPDATE),
          conv AS (
            UPDATE "Conversation" SET control = 'agent', "humanAgent" = NULL, "handoffAt" = NULL, "handoffReason" = NULL,
+             -- Nobody on the team has it any more; teamId stays (the team it was last with).
+             "assigneeId" = NULL, "assignedAt" = NULL, "queuedAt" = NULL, "opensAt" = NULL, "awayNoticeAt" = NULL,
              "updatedAt" = $2
            WHERE id = $1::uuid AND EXISTS (SELECT 1 FROM before) RETURNING *),
          replies AS (

@@ -6,24 +6,45 @@ import { z } from "zod";
 import { handBack, postHumanMessage, takeOver } from "../../console/control.js";
 import { closeOnRequest } from "../../conversations/close-conversation.js";
 import type { HubContext } from "../../context.js";
-import { conversationView } from "../../conversations/conversations.js";
-import { conversationTimeline, listConversations } from "../../console/console-queries.js";
+import { conversationView, getConversation } from "../../conversations/conversations.js";
+import { consoleConversation, conversationTimeline, listConversations } from "../../console/console-queries.js";
 import { messageView } from "../../conversations/timeline.js";
 import { CHANNELS } from "../../delivery/channel.js";
-import { requireBearer } from "../auth.js";
+import { memberOf, requireAdmin, requireBearer } from "../auth.js";
+import { HubError } from "../../errors.js";
+import { handoffSchema } from "../../agent/agent-port.js";
+import { requestHuman } from "../../console/human-request.js";
+import { moveConversation, publishReleased, takeConversation } from "../../team/assignment.js";
 import { humanAgentBody, parseInput } from "../validate.js";
 
 const humanAgent = humanAgentBody;
 export const takeoverBody = z.object({
-  agent: z.union([
-    z
-      .string()
-      .trim()
-      .min(1)
-      .max(100)
-      .transform((id) => ({ id, name: id })),
-    humanAgent,
-  ]),
+  agent: z
+    .union([
+      z
+        .string()
+        .trim()
+        .min(1)
+        .max(100)
+        .transform((id) => ({ id, name: id })),
+      humanAgent,
+    ])
+    .optional()
+    .describe("who takes over (the shared console key only: a member's own key takes it as that member)"),
+  take: z
+    .boolean()
+    .optional()
+    .describe("a member's key: take it even though it is assigned to someone else (else 409 assigned_to_other)"),
+});
+export const assignBody = z.strictObject({
+  member: z
+    .string()
+    .trim()
+    .min(1)
+    .max(100)
+    .nullable()
+    .describe("the member's id; null: back to the team's queue, to be assigned to someone else"),
+  team: z.string().trim().min(1).max(100).optional().describe("the team it moves to (by default the one it is in)"),
 });
 export const humanMessageBody = z.object({
   text: z.string().trim().min(1).max(4000),
@@ -44,6 +65,15 @@ export const listQuery = z.object({
     .max(200)
     .optional()
     .transform((text) => text || undefined),
+  team: z.string().trim().min(1).max(100).optional().describe("with this support team"),
+  queued: flag.optional().describe("waiting in a team's queue with nobody on it"),
+  assignee: z
+    .string()
+    .trim()
+    .min(1)
+    .max(100)
+    .optional()
+    .describe("assigned to this member; `me`: to the member whose key asks"),
   limit: z.coerce.number().int().min(1).max(500).default(100),
 });
 
@@ -53,7 +83,16 @@ export function consoleRoutes(ctx: HubContext): Router {
   const eitherKey = requireBearer({ human: ctx.config.secrets.consoleApiKey, agent: ctx.config.secrets.hubApiKey });
 
   router.get("/conversations", eitherKey, async (req, res) => {
-    res.json({ conversations: await listConversations(ctx, parseInput(listQuery, req.query)) });
+    const query = parseInput(listQuery, req.query);
+    let assignee = query.assignee;
+    if (assignee === "me") {
+      assignee = memberOf(res)?.id;
+      if (!assignee)
+        throw new HubError(400, "invalid_request", "invalid assignee", [
+          { field: "assignee", message: "`me` needs a member's own key" },
+        ]);
+    }
+    res.json({ conversations: await listConversations(ctx, { ...query, assignee }) });
   });
 
   router.get("/conversations/:id/timeline", eitherKey, async (req, res) => {
@@ -72,21 +111,54 @@ export function consoleRoutes(ctx: HubContext): Router {
   router.post("/conversations/:id/takeover", consoleOnly, async (req, res) => {
     await requireLiveConversation(ctx.sql, req.params.id as string);
     const body = parseInput(takeoverBody, req.body);
+    const member = memberOf(res);
+    // A member's own key: the conversation becomes theirs (assigned), someone else's only when they say so.
+    if (member) {
+      const taken = await takeConversation(ctx, req.params.id as string, member, body.take === true);
+      res.json({ conversation: await consoleConversation(ctx, taken) });
+      return;
+    }
+    if (!body.agent)
+      throw new HubError(400, "invalid_request", "invalid agent", [
+        { field: "agent", message: "who takes over is needed with the shared console key" },
+      ]);
     const conversation = await takeOver(ctx, req.params.id as string, body.agent);
-    res.json({ conversation: conversationView(conversation, ctx.now()) });
+    res.json({ conversation: await consoleConversation(ctx, conversation) });
   });
 
   router.post("/conversations/:id/handback", consoleOnly, async (req, res) => {
     await requireLiveConversation(ctx.sql, req.params.id as string);
     const conversation = await handBack(ctx, req.params.id as string);
-    res.json({ conversation: conversationView(conversation, ctx.now()) });
+    await publishReleased(ctx, conversation);
+    res.json({ conversation: await consoleConversation(ctx, conversation) });
+  });
+
+  // A runtime or a rule hands the conversation to a team; the answer says what became of it (a closed team: the
+  // agent keeps it until the opening, which the answer gives).
+  router.post("/conversations/:id/handoff", eitherKey, async (req, res) => {
+    await requireLiveConversation(ctx.sql, req.params.id as string);
+    const body = parseInput(handoffSchema, req.body);
+    const handoff = await requestHuman(ctx, req.params.id as string, body.reason, body.team);
+    const conversation = await getConversation(ctx.sql, req.params.id as string);
+    res.json({ conversation: await consoleConversation(ctx, conversation), handoff });
+  });
+
+  // An admin moves the conversation to a member, or back to a team's queue.
+  router.post("/conversations/:id/assign", consoleOnly, requireAdmin, async (req, res) => {
+    await requireLiveConversation(ctx.sql, req.params.id as string);
+    const body = parseInput(assignBody, req.body);
+    const moved = await moveConversation(ctx, req.params.id as string, body);
+    res.json({ conversation: await consoleConversation(ctx, moved) });
   });
 
   router.post("/conversations/:id/human-messages", consoleOnly, async (req, res) => {
     await requireLiveConversation(ctx.sql, req.params.id as string);
     const body = parseInput(humanMessageBody, req.body);
     requireHttpsInProduction(ctx.config.production, body.attachments, "attachments");
-    const message = await postHumanMessage(ctx, req.params.id as string, body.text, body.agent, body);
+    // A member's own key speaks as them: their reply is what keeps a conversation assigned to them.
+    const member = memberOf(res);
+    const agent = body.agent ?? (member ? { id: member.id, name: member.name } : undefined);
+    const message = await postHumanMessage(ctx, req.params.id as string, body.text, agent, body);
     res.status(201).json({ message: messageView(message) });
   });
 
