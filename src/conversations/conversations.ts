@@ -9,6 +9,7 @@ import type { Conversation } from "../generated/prisma/client.js";
 import { windowOf, type WindowState } from "../delivery/window.js";
 import { WIDGET_CHANNELS, type Channel } from "../delivery/channel.js";
 import { conversationFromJson, type ConversationRow } from "../delivery/rows.js";
+import { clockView, type ClockKind } from "../team/response-clock.js";
 
 export interface ConversationView {
   id: string;
@@ -27,6 +28,8 @@ export interface ConversationView {
   handoff: { at: string; reason: string | null } | null;
   /** Erased: the person's data is gone, this is the tombstone; null otherwise. */
   erasure: Tombstone | null;
+  /** What the support team owes the person (src/team/response-clock.ts): a first or next response, by when. */
+  clock: ReturnType<typeof clockView>;
   createdAt: string;
 }
 
@@ -34,7 +37,7 @@ type AnyConversation = Pick<
   Conversation,
   "id" | "channel" | "account" | "contact" | "name" | "control" | "lastInboundAt" | "closedAt" | "createdAt"
 > & { humanAgent: unknown; erasure?: unknown } & Partial<
-    Pick<Conversation, "handoffAt" | "handoffReason" | "erasedAt">
+    Pick<Conversation, "handoffAt" | "handoffReason" | "erasedAt" | "responseKind" | "responseDueAt" | "breachedAt">
   >;
 
 export function conversationView(conversation: AnyConversation, now: Date): ConversationView {
@@ -57,6 +60,11 @@ export function conversationView(conversation: AnyConversation, now: Date): Conv
       channel: conversation.channel,
       erasedAt: conversation.erasedAt ?? null,
       erasure: conversation.erasure ?? null,
+    }),
+    clock: clockView({
+      responseKind: conversation.responseKind as ClockKind | null | undefined,
+      responseDueAt: conversation.responseDueAt ?? null,
+      breachedAt: conversation.breachedAt ?? null,
     }),
     createdAt: conversation.createdAt.toISOString(),
   };

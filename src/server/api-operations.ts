@@ -56,7 +56,9 @@ export const toolResult = z
 const timeline = z.object({
   conversation: consoleConversationView,
   messages: z.array(messageView),
-  held: z.array(messageView),
+  held: z.array(
+    messageView.extend({ heldSince: z.iso.datetime({ offset: true }).describe("when it was held for the person") }),
+  ),
   jobs: z.array(jobView),
 });
 

@@ -63,6 +63,14 @@ export const conversationView = z.object({
   erasure: tombstoneView
     .nullable()
     .describe("erased (POST /v1/conversations/{id}/erase): the person's data is gone and this is what is left"),
+  clock: z
+    .object({
+      kind: z.enum(["first", "next"]),
+      dueAt: isoTime,
+      breachedAt: isoTime.nullable().describe("when the sweep found it past due; null while on time"),
+    })
+    .nullable()
+    .describe("what the support team owes the person (a first or next response) and by when; null: nothing"),
   createdAt: isoTime,
 });
 
@@ -188,6 +196,7 @@ export const toolReloadView = z.object({
 /** A conversation as the console shows it: with the label a person recognises it by. */
 export const consoleConversationView = conversationView.extend({
   label: z.string().describe("the contact's name, number or handle, else a short label like `Visitor 3f9a`"),
+  heldSince: isoTime.nullable().describe("while a human has it: when the oldest item held for the person was held"),
 });
 
 export const conversationSummaryView = consoleConversationView.extend({

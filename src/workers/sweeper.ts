@@ -16,6 +16,7 @@ import { resendOwedCancelRequests } from "../jobs/cancel-requests.js";
 import { startOwedReruns } from "../jobs/rerun.js";
 import { expireStaleResults } from "../delivery/stale-results.js";
 import { escalateUnseen } from "../delivery/escalation.js";
+import { sweepBreaches } from "../team/breaches.js";
 import { errorKey } from "../log-throttle.js";
 import { sweepPushes } from "../push/send-pushes.js";
 import { pruneState, pruneStep, type PruneCounts, type PruneState } from "../retention/prune-pass.js";
@@ -74,6 +75,8 @@ export async function sweepOnce(
   marketingReleased: number;
   /** Results left unseen in a widget and sent on to WhatsApp (src/delivery/escalation.ts). */
   escalated: number;
+  /** Response clocks marked breached (src/team/breaches.ts). */
+  breaches: number;
   /** Retention's deletions, on the sweeps it ran in. */
   pruned: PruneCounts | undefined;
 }> {
@@ -90,8 +93,22 @@ export async function sweepOnce(
   // After the pushes: a push the sweep just ended (its process died) no longer holds its result back.
   const escalated = await escalateUnseen(ctx);
   const marketingReleased = await releaseMarketingHolds(ctx);
+  // Support teams' response targets missed (src/team/breaches.ts).
+  const breaches = await sweepBreaches(ctx);
   const pruned = await pruneWhenDue(ctx, state);
-  return { turns, webhooks, webhooksDeleted, cancels, pushes, expired, reruns, escalated, marketingReleased, pruned };
+  return {
+    turns,
+    webhooks,
+    webhooksDeleted,
+    cancels,
+    pushes,
+    expired,
+    reruns,
+    escalated,
+    marketingReleased,
+    breaches,
+    pruned,
+  };
 }
 
 export function startSweeper(ctx: HubContext): { stop(): Promise<void> } {
