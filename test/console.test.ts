@@ -315,6 +315,8 @@ describe("the human-agent console", () => {
       closedAt: null,
       handoff: null,
       erasure: null,
+      clock: null,
+      heldSince: expect.any(String),
       createdAt: expect.any(String),
       held: 1,
       // Timeline entries are counted: the result and the reply that answers it both wait.

@@ -204,3 +204,23 @@ export const conversationSummaryView = consoleConversationView.extend({
   waiting: z.number().int().describe("results waiting for the person's answer to a template"),
   lastMessage: messageView.nullable(),
 });
+
+/** A private note (src/team/notes.ts): never sent to the person; given to the agent only when forAgent. */
+export const noteView = z.object({
+  id: z.uuid(),
+  conversationId: z.uuid(),
+  text: z.string(),
+  author: z
+    .object({ id: z.string(), name: z.string() })
+    .describe("the member who wrote it ({id: console} for the shared key)"),
+  forAgent: z.boolean(),
+  createdAt: isoTime,
+});
+
+/** A canned reply (src/team/canned-replies.ts): its shortcut, title, text and the {{variables}} it names. */
+export const cannedReplyView = z.object({
+  id: z.string().describe("the shortcut typed after / in the console's composer"),
+  title: z.string(),
+  text: z.string(),
+  variables: z.array(z.string()).describe("the {{variables}} its text names, in order"),
+});

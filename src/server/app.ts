@@ -11,6 +11,7 @@ import { callbackRoutes } from "./routes/callbacks.js";
 import { healthRoutes } from "./routes/health.js";
 import { v1Routes } from "./routes/v1.js";
 import { consoleRoutes } from "./routes/console.js";
+import { noteRoutes } from "./routes/notes.js";
 import { erasureRoutes } from "./routes/erasure.js";
 import { personReachRoutes } from "./routes/person-reach.js";
 import { widgetRoutes } from "./routes/widget.js";
@@ -77,6 +78,7 @@ export function createApp(ctx: HubContext): Express {
     express.json({ limit: "1mb" }),
     guardJson(),
     consoleRoutes(ctx),
+    noteRoutes(ctx),
     erasureRoutes(ctx),
     personReachRoutes(ctx),
     v1Routes(ctx),

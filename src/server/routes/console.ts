@@ -10,7 +10,8 @@ import { conversationView } from "../../conversations/conversations.js";
 import { conversationTimeline, listConversations } from "../../console/console-queries.js";
 import { messageView } from "../../conversations/timeline.js";
 import { CHANNELS } from "../../delivery/channel.js";
-import { requireBearer } from "../auth.js";
+import { memberOf, requireBearer } from "../auth.js";
+import { cannedText } from "../../team/canned-replies.js";
 import { humanAgentBody, parseInput } from "../validate.js";
 
 const humanAgent = humanAgentBody;
@@ -25,12 +26,25 @@ export const takeoverBody = z.object({
     humanAgent,
   ]),
 });
-export const humanMessageBody = z.object({
-  text: z.string().trim().min(1).max(4000),
-  agent: humanAgent.optional(),
-  attachments: attachmentsSchema(false).optional().describe("files sent with the reply (links the channel fetches)"),
-  buttons: buttonsSchema.optional().describe("choices offered with it"),
-});
+export const humanMessageBody = z
+  .object({
+    text: z.string().trim().min(1).max(4000).optional().describe("what to say; or `canned`"),
+    // A canned reply (src/team/canned-replies.ts) instead of a text: its shortcut and the values of its variables.
+    canned: z.string().trim().min(1).max(64).optional().describe("a canned reply's shortcut, sent instead of `text`"),
+    variables: z
+      .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_.-]*$/, "a variable's name"), z.string().max(1000))
+      .optional()
+      .describe("with `canned`: values of its {{variables}} (over {{name}}, {{agent}} and {{team}} the hub fills)"),
+    agent: humanAgent.optional(),
+    attachments: attachmentsSchema(false).optional().describe("files sent with the reply (links the channel fetches)"),
+    buttons: buttonsSchema.optional().describe("choices offered with it"),
+  })
+  .superRefine((body, zod) => {
+    if ((body.text === undefined) === (body.canned === undefined))
+      zod.addIssue({ code: "custom", path: ["text"], message: "give exactly one of text and canned" });
+    if (body.variables && body.canned === undefined)
+      zod.addIssue({ code: "custom", path: ["variables"], message: "only with canned" });
+  });
 const flag = z.enum(["true", "false"]).transform((value) => value === "true");
 export const listQuery = z.object({
   channel: z.enum(CHANNELS).optional(),
@@ -86,7 +100,13 @@ export function consoleRoutes(ctx: HubContext): Router {
     await requireLiveConversation(ctx.sql, req.params.id as string);
     const body = parseInput(humanMessageBody, req.body);
     requireHttpsInProduction(ctx.config.production, body.attachments, "attachments");
-    const message = await postHumanMessage(ctx, req.params.id as string, body.text, body.agent, body);
+    const text =
+      body.text ??
+      (await cannedText(ctx.sql, req.params.id as string, body.canned!, {
+        agent: body.agent?.name ?? memberOf(res)?.name,
+        variables: body.variables,
+      }));
+    const message = await postHumanMessage(ctx, req.params.id as string, text, body.agent, body);
     res.status(201).json({ message: messageView(message) });
   });
 
