@@ -5,6 +5,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { memberKeyHash } from "../src/team/member-keys.js";
+import { AGENT_SECRET, AgentRuntime } from "./support/agent-runtime.js";
 import { hubNotices, type FakeLlm } from "./support/fake-llm.js";
 import { startFakeOpenAI } from "./support/fake-openai.js";
 import { eventually } from "./support/services.js";
@@ -132,5 +133,50 @@ describe("private notes", () => {
     expect(left).toHaveLength(0);
     expect((await asConsole("GET", `/v1/conversations/${id}/notes`)).status).toBe(410);
     expect((await asConsole("POST", `/v1/conversations/${id}/notes`, { text: "again" })).status).toBe(410);
+  });
+});
+
+describe("private notes to a remote agent runtime", () => {
+  let agent: AgentRuntime;
+  let hub: TestHub;
+  const clients: WidgetClient[] = [];
+
+  beforeAll(async () => {
+    agent = await new AgentRuntime().start();
+    hub = await TestHub.start({ env: { AGENT_URL: agent.url, AGENT_SECRET } });
+  });
+  afterAll(async () => {
+    for (const client of clients) client.close();
+    await hub?.stop();
+    await agent?.stop();
+  });
+
+  it("a turn carries the notes for the agent in `notes`, and never the team's own", async () => {
+    const session = await openSession(hub.url);
+    const client = await WidgetClient.connect(hub.url, { token: session.token });
+    clients.push(client);
+    const id = session.conversationId;
+    client.send("first", randomUUID());
+    await eventually(() => agent.turnsOf(id).length >= 1, "the first turn");
+    // No notes: no `notes` field at all.
+    expect(agent.turnsOf(id)[0]).not.toHaveProperty("notes");
+    await hub.settled();
+
+    const asConsole = (body: unknown) => hub.api("POST", `/v1/conversations/${id}/notes`, body, CONSOLE_API_KEY);
+    expect((await asConsole({ text: PRIVATE })).status).toBe(201);
+    const forAgent = await asConsole({ text: FOR_AGENT, forAgent: true });
+    client.send("second", randomUUID());
+    await eventually(() => agent.turnsOf(id).length >= 2, "the second turn");
+    const turn = agent.turnsOf(id)[1]!;
+    expect(turn.notes).toEqual([
+      {
+        id: forAgent.body.note.id,
+        text: FOR_AGENT,
+        author: { id: "console", name: "Console" },
+        createdAt: forAgent.body.note.createdAt,
+      },
+    ]);
+    expect(JSON.stringify(turn)).not.toContain("rude to Pedro");
+    await hub.settled();
   });
 });

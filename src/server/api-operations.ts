@@ -344,7 +344,7 @@ export const apiOperations: ApiOperation[] = [
     path: "/conversations/:id/erase",
     summary: "Erase the person's data; the conversation stays as a tombstone",
     description:
-      "Deletes the conversation's messages (every role), its jobs with their arguments, results and progress, " +
+      "Deletes the conversation's messages (every role), the team's private notes on it, its jobs with their arguments, results and progress, " +
       "turn inputs, uploads, push devices, outgoing events, the person's recorded reach (its consent with it) and " +
       "the Meta webhook deliveries that carry the person's messages; the name and contact details go (the " +
       "contact becomes `erased:<id>`, so the person writing again starts a new conversation). One transaction, " +
