@@ -141,6 +141,14 @@ describe("response clocks", () => {
     const clock = await clockOf(id);
     expect(clock.responseKind).toBe("next");
     expect(clock.responseDueAt!.getTime()).toBe(receivedAt.getTime() + 2000);
+    // The statement agrees with the pure rules.
+    expect(clock).toEqual(
+      nextClock(
+        { responseKind: null, responseDueAt: null, breachedAt: null },
+        { firstResponseSeconds: 1, nextResponseSeconds: 2 },
+        { type: "person_message", at: receivedAt, withTeam: true },
+      ),
+    );
     expect(clockChanges(id).at(-1)).toMatchObject({ clock: { kind: "next", breachedAt: null } });
 
     // Writing again while the next is owed keeps its earlier due time.
