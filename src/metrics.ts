@@ -154,6 +154,11 @@ export function createMetrics() {
       labelNames: ["team"],
       registers: [registry],
     }),
+    supportBreaches: counter(
+      "hub_support_breaches_total",
+      "Response targets a support team missed (a first or next response past its due time), by team and kind",
+      ["team", "kind"],
+    ),
     redisLost: counter("hub_redis_connections_lost_total", "Redis connections of this process lost, by connection", [
       "connection",
     ]),

@@ -320,6 +320,8 @@ describe("the human-agent console", () => {
       assignedAt: null,
       queuedAt: null,
       opensAt: null,
+      clock: null,
+      heldSince: expect.any(String),
       createdAt: expect.any(String),
       held: 1,
       // Timeline entries are counted: the result and the reply that answers it both wait.

@@ -30,6 +30,7 @@ function person() {
     result: `therapist ${tag}-found`,
     progress: `searching near ${tag}-home`,
     file: `prescription-${tag}.png`,
+    note: `team note about ${tag}-private`,
   };
 }
 
@@ -172,7 +173,15 @@ describe.each(["postgresql", "embedded"] as const)("erasure (%s)", (database) =>
   it("a widget conversation: nothing of the person is left in any table, the tombstone is", async () => {
     const who = person();
     const { session, device } = await widgetPerson(who);
-    const needles = [who.text, who.name, who.reason, who.result, who.progress, who.file, device];
+    // The team's private note about the person (src/team/notes.ts).
+    const noted = await hub.api(
+      "POST",
+      `/v1/conversations/${session.conversationId}/notes`,
+      { text: who.note },
+      CONSOLE_API_KEY,
+    );
+    expect(noted.status).toBe(201);
+    const needles = [who.text, who.name, who.reason, who.result, who.progress, who.file, device, who.note];
     // The search finds the person before the erasure: it would find what an erasure left behind.
     expect(await foundAnywhere(needles)).toEqual(
       expect.arrayContaining([
@@ -183,6 +192,7 @@ describe.each(["postgresql", "embedded"] as const)("erasure (%s)", (database) =>
         `TurnInput: ${who.text}`,
         `Upload: ${who.file}`,
         `PushDevice: ${device}`,
+        `ConversationNote: ${who.note}`,
       ]),
     );
 

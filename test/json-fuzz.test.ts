@@ -145,6 +145,27 @@ describe("fuzzing every JSON endpoint", () => {
       headers: human,
     },
     {
+      name: "human message by a canned reply",
+      method: "POST",
+      path: () => `/v1/conversations/${conversationId}/human-messages`,
+      keys: ["canned", "variables", "agent"],
+      headers: human,
+    },
+    {
+      name: "private note",
+      method: "POST",
+      path: () => `/v1/conversations/${conversationId}/notes`,
+      keys: ["text", "forAgent"],
+      headers: human,
+    },
+    {
+      name: "canned reply",
+      method: "PUT",
+      path: () => "/v1/canned-replies/fuzz",
+      keys: ["title", "text"],
+      headers: human,
+    },
+    {
       name: "handback",
       method: "POST",
       path: () => `/v1/conversations/${conversationId}/handback`,

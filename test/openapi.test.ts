@@ -6,6 +6,7 @@ import type { Router } from "express";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { consoleRoutes } from "../src/server/routes/console.js";
 import { erasureRoutes } from "../src/server/routes/erasure.js";
+import { noteRoutes } from "../src/server/routes/notes.js";
 import { personReachRoutes } from "../src/server/routes/person-reach.js";
 import { v1Routes } from "../src/server/routes/v1.js";
 import { teamRoutes } from "../src/server/routes/team.js";
@@ -95,6 +96,7 @@ describe("the OpenAPI document", () => {
   it("documents exactly the routes mounted under /v1", () => {
     const mounted = [
       ...mountedRoutes(consoleRoutes(hub.ctx)),
+      ...mountedRoutes(noteRoutes(hub.ctx)),
       ...mountedRoutes(erasureRoutes(hub.ctx)),
       ...mountedRoutes(personReachRoutes(hub.ctx)),
       ...mountedRoutes(v1Routes(hub.ctx)),
@@ -216,6 +218,20 @@ describe("the OpenAPI document", () => {
     await addMember(hub.ctx.sql, { id: "oa-ana", seenAt: null });
     await call("POST", `/conversations/${id}/assign`, `${conversation}/assign`, { member: "oa-ana" }, CONSOLE_API_KEY);
     await call("POST", `/conversations/${id}/handback`, `${conversation}/handback`, undefined, CONSOLE_API_KEY);
+    // The team's notes and canned replies.
+    const notes = `${conversation}/notes`;
+    await call("POST", `/conversations/${id}/notes`, notes, { text: "VIP", forAgent: true }, CONSOLE_API_KEY);
+    await call("POST", `/conversations/${id}/notes`, notes, { text: "" }, CONSOLE_API_KEY);
+    await call("POST", `/conversations/${id}/notes`, notes, { text: "from the agent" });
+    await call("GET", `/conversations/${id}/notes`, notes, undefined, CONSOLE_API_KEY);
+    await call("GET", `/conversations/${crypto.randomUUID()}/notes`, notes);
+    const canned = "/canned-replies/{id}";
+    await call("PUT", "/canned-replies/thanks", canned, { title: "Thanks", text: "Thanks, {{name}}" }, CONSOLE_API_KEY);
+    await call("PUT", "/canned-replies/thanks", canned, { title: "Thanks", text: "Thanks!" }, CONSOLE_API_KEY);
+    await call("PUT", "/canned-replies/thanks", canned, { title: "", text: "Thanks!" }, CONSOLE_API_KEY);
+    await call("GET", "/canned-replies", "/canned-replies", undefined, CONSOLE_API_KEY);
+    await call("DELETE", "/canned-replies/thanks", canned, undefined, CONSOLE_API_KEY);
+    await call("DELETE", "/canned-replies/thanks", canned, undefined, CONSOLE_API_KEY);
     await call("POST", `/conversations/${id}/close`, `${conversation}/close`, undefined, CONSOLE_API_KEY);
     await call("POST", `/conversations/${id}/close`, `${conversation}/close`);
     await call("POST", `/conversations/${crypto.randomUUID()}/close`, `${conversation}/close`);

@@ -125,6 +125,20 @@ export const turnRequestSchema = z.object({
       }),
     )
     .describe("the conversation's recent messages, oldest first (sent to a remote runtime only)"),
+  notes: z
+    .array(
+      z.object({
+        id: z.uuid(),
+        text: z.string(),
+        author: z.object({ id: z.string(), name: z.string() }).describe("the member of the team who wrote it"),
+        createdAt: z.iso.datetime({ offset: true }),
+      }),
+    )
+    .optional()
+    .describe(
+      "private notes the support team wrote for the agent (forAgent), oldest first, the latest 20; absent when " +
+        "there are none. The team's words, not the person's: never show them to the person as they are",
+    ),
 });
 /** A turn as the hub builds it; the HTTP agent adds `requestId` and `sentAt` to each request. */
 export type TurnRequest = Omit<z.output<typeof turnRequestSchema>, "requestId" | "sentAt">;

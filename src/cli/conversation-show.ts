@@ -37,7 +37,17 @@ export function renderTimeline(view: ConversationTimeline, options: RenderOption
   }
   // Jobs whose tool-call entry is not in the timeline (e.g. past the first 1000 entries).
   for (const job of view.jobs) if (!shown.has(job.id)) out.push(...jobLines(job, options));
-  if (view.held.length > 0) out.push(`held for a hand-back: ${view.held.length} message(s)`);
+  if (view.held.length > 0)
+    out.push(
+      `held for a hand-back: ${view.held.length} message(s)` +
+        `${conversation.heldSince ? `, the oldest since ${conversation.heldSince}` : ""}`,
+    );
+  // What the support team owes the person (src/team/response-clock.ts).
+  const clock = conversation.clock;
+  if (clock)
+    out.push(
+      `response owed: ${clock.kind} by ${clock.dueAt}${clock.breachedAt ? ` (breached at ${clock.breachedAt})` : ""}`,
+    );
   // Texts, names, progress and results come from visitors and backends: nothing in them reaches the terminal raw.
   return `${terminalText(out.join("\n"))}\n`;
 }

@@ -36,10 +36,16 @@ export interface ConversationFilter {
 /** A conversation as the console shows it: with the `label` a person recognises it by. */
 export interface ConsoleConversationView extends ConversationView {
   label: string;
+  /** When the oldest item held for the person (a take-over) was held; null: nothing held. */
+  heldSince: string | null;
 }
 
-function consoleView(row: ConversationRow & { teamName?: string | null }, now: Date): ConsoleConversationView {
-  return { ...conversationView(row, now), label: contactLabel(row) };
+function consoleView(
+  row: ConversationRow & { teamName?: string | null },
+  now: Date,
+  heldSince: Date | null,
+): ConsoleConversationView {
+  return { ...conversationView(row, now), label: contactLabel(row), heldSince: heldSince?.toISOString() ?? null };
 }
 
 /** A conversation's view with its team's name (a row read or returned without it). */
@@ -49,6 +55,9 @@ export async function consoleConversation(ctx: ConsoleQueryDeps, row: Conversati
     : [];
   return conversationView({ ...row, teamName: team?.name ?? null }, ctx.now());
 }
+
+/** A held item as the timeline shows it: since when it has been held (its status has not moved since). */
+export type HeldMessageView = MessageView & { heldSince: string };
 
 const likeEscaped = (text: string) => text.replace(/[\\%_]/g, (char) => `\\${char}`);
 
@@ -64,14 +73,21 @@ export async function listConversations(
 ): Promise<ConversationSummary[]> {
   const search = filter.q ? searchTerms(filter.q) : undefined;
   const rows = await ctx.sql.query<
-    ConversationRow & { held: string; waiting: string; lastMessage: Record<string, unknown> | null }
+    ConversationRow & {
+      held: string;
+      waiting: string;
+      heldSince: Date | null;
+      lastMessage: Record<string, unknown> | null;
+    }
   >(
-    `SELECT c.*, counts.held, counts.waiting, (SELECT t.name FROM "Team" t WHERE t.id = c."teamId") AS "teamName",
+    `SELECT c.*, counts.held, counts.waiting, counts."heldSince",
+       (SELECT t.name FROM "Team" t WHERE t.id = c."teamId") AS "teamName",
        (SELECT row_to_json(m) FROM "Message" m WHERE m."conversationId" = c.id AND m.role IN ('user', 'agent', 'human')
         ORDER BY m.seq DESC LIMIT 1) AS "lastMessage"
      FROM "Conversation" c,
        LATERAL (SELECT count(*) FILTER (WHERE status = 'held') AS held,
-                       count(*) FILTER (WHERE status = 'awaiting_reply') AS waiting
+                       count(*) FILTER (WHERE status = 'awaiting_reply') AS waiting,
+                       min("updatedAt") FILTER (WHERE status = 'held') AS "heldSince"
                 FROM "Message" WHERE "conversationId" = c.id AND status IN ('held', 'awaiting_reply')) counts
      WHERE ($1::text IS NULL OR c.channel = $1) AND ($2::text IS NULL OR c.control = $2)
        AND (NOT $3::boolean OR counts.held > 0) AND (NOT $4::boolean OR counts.waiting > 0)
@@ -98,7 +114,7 @@ export async function listConversations(
     ],
   );
   return rows.map((row) => ({
-    ...consoleView(row, ctx.now()),
+    ...consoleView(row, ctx.now(), row.heldSince),
     held: Number(row.held),
     waiting: Number(row.waiting),
     lastMessage: row.lastMessage ? messageView(messageFromJson(row.lastMessage)) : null,
@@ -108,7 +124,7 @@ export async function listConversations(
 export interface ConversationTimeline {
   conversation: ConsoleConversationView;
   messages: MessageView[];
-  held: MessageView[];
+  held: HeldMessageView[];
   jobs: JobView[];
   /**
    * WhatsApp: the templates Meta says cannot be sent now (paused, disabled, rejected…) and why — a result
@@ -149,6 +165,14 @@ export async function conversationTimeline(
       ? mediaLinks({ config: ctx.config, publicUrl: ctx.publicUrl, now: ctx.now })
       : undefined;
   const views = messages.map((message) => messageView(message, links));
+  // A held message's row is not written again until it is released: its last write is when it was held.
+  const held: HeldMessageView[] = messages.flatMap((message, i) =>
+    message.status === "held" ? [{ ...views[i]!, heldSince: message.updatedAt.toISOString() }] : [],
+  );
+  const oldestHeld = held.reduce<string | null>(
+    (oldest, message) => (oldest === null || message.heldSince < oldest ? message.heldSince : oldest),
+    null,
+  );
   const whatsapp =
     conversation.channel === "whatsapp"
       ? {
@@ -167,9 +191,13 @@ export async function conversationTimeline(
       : undefined;
   return {
     ...(whatsapp ? { whatsapp } : {}),
-    conversation: consoleView({ ...conversation, teamName: team[0]?.name ?? null }, ctx.now()),
+    conversation: consoleView(
+      { ...conversation, teamName: team[0]?.name ?? null },
+      ctx.now(),
+      oldestHeld ? new Date(oldestHeld) : null,
+    ),
     messages: views,
-    held: views.filter((message) => message.status === "held"),
+    held,
     jobs: jobs.map((job) =>
       jobView(
         job,

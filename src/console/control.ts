@@ -8,6 +8,7 @@ import { afterCommit, type EffectsContext } from "../delivery/effects.js";
 import { route } from "../delivery/route.js";
 import type { ConversationRow, MessageRow } from "../delivery/rows.js";
 import { HubError, notFound } from "../errors.js";
+import { clockChange } from "../team/clock-sql.js";
 
 /** What taking over, handing back and a human's reply need. */
 export type ControlDeps = DirectMessageDeps & RouteDeps & EffectsContext & { delivery: DeliveryState };
@@ -42,7 +43,11 @@ export async function handBack(ctx: ControlDeps, conversationId: string): Promis
   const { id } = await conversationOf(ctx, conversationId);
   const released = await ctx.delivery.releaseOnHandback(id);
   if (!released) throw new HubError(409, "not_taken", "the agent already has this conversation");
-  await afterCommit(ctx, { changes: [{ type: "control", conversation: released }], turnOf: id });
+  // The hand-back stopped the team's response clock in the same statement.
+  await afterCommit(ctx, {
+    changes: [{ type: "control", conversation: released }, clockChange(id, undefined)],
+    turnOf: id,
+  });
   return released;
 }
 

@@ -9,6 +9,7 @@ import type { ConversationRow } from "../delivery/rows.js";
 import { notFound } from "../errors.js";
 import type { Logger } from "../logger.js";
 import { isUuid } from "./conversations.js";
+import { clockChange } from "../team/clock-sql.js";
 
 /** What closing needs. */
 export interface CloseDeps extends EffectsContext {
@@ -22,8 +23,10 @@ export async function closeOnRequest(ctx: CloseDeps, conversationId: string): Pr
   const closed = await ctx.delivery.closeConversation(conversationId);
   if (closed) {
     ctx.log.info({ conversation_id: conversationId }, "conversation closed");
-    // Closing also ends a takeover: the console shows who has it now.
-    await afterCommit(ctx, { changes: [{ type: "control", conversation: closed }] });
+    // Closing also ends a takeover, and the team's response clock with it: the console shows who has it now.
+    await afterCommit(ctx, {
+      changes: [{ type: "control", conversation: closed }, clockChange(conversationId, undefined)],
+    });
     return closed;
   }
   const conversation = await ctx.delivery.readConversation(conversationId);

@@ -9,6 +9,7 @@ import type { Conversation } from "../generated/prisma/client.js";
 import { windowOf, type WindowState } from "../delivery/window.js";
 import { WIDGET_CHANNELS, type Channel } from "../delivery/channel.js";
 import { conversationFromJson, type ConversationRow } from "../delivery/rows.js";
+import { clockView, type ClockKind } from "../team/response-clock.js";
 
 export interface ConversationView {
   id: string;
@@ -35,6 +36,8 @@ export interface ConversationView {
   queuedAt: string | null;
   /** The team was closed at the hand-off: the agent keeps it until this opening. */
   opensAt: string | null;
+  /** What the support team owes the person (src/team/response-clock.ts): a first or next response, by when. */
+  clock: ReturnType<typeof clockView>;
   createdAt: string;
 }
 
@@ -44,7 +47,17 @@ type AnyConversation = Pick<
 > & { humanAgent: unknown; erasure?: unknown; teamName?: string | null } & Partial<
     Pick<
       Conversation,
-      "handoffAt" | "handoffReason" | "erasedAt" | "teamId" | "assigneeId" | "assignedAt" | "queuedAt" | "opensAt"
+      | "handoffAt"
+      | "handoffReason"
+      | "erasedAt"
+      | "teamId"
+      | "assigneeId"
+      | "assignedAt"
+      | "queuedAt"
+      | "opensAt"
+      | "responseKind"
+      | "responseDueAt"
+      | "breachedAt"
     >
   >;
 
@@ -82,6 +95,11 @@ export function conversationView(conversation: AnyConversation, now: Date): Conv
     assignedAt: conversation.assignedAt?.toISOString() ?? null,
     queuedAt: conversation.queuedAt?.toISOString() ?? null,
     opensAt: conversation.opensAt?.toISOString() ?? null,
+    clock: clockView({
+      responseKind: conversation.responseKind as ClockKind | null | undefined,
+      responseDueAt: conversation.responseDueAt ?? null,
+      breachedAt: conversation.breachedAt ?? null,
+    }),
     createdAt: conversation.createdAt.toISOString(),
   };
 }

@@ -1,7 +1,8 @@
 // A person's right to be forgotten: erasing a conversation deletes everything of the person it holds — the messages
-// (every role), the jobs with their arguments, results and progress, the turn inputs, the MCP servers' questions
-// with their answers, uploads, push devices, where the person consented to be reached (person-reach.ts), the
-// conversation's outgoing events and the Meta webhook deliveries that carry the person's messages — and keeps the
+// (every role), the team's private notes, the jobs with their arguments, results and progress, the turn inputs,
+// the MCP servers' questions with their answers, uploads, push devices, where the person consented to be reached
+// (person-reach.ts), the conversation's outgoing events and the Meta webhook deliveries that carry the person's
+// messages — and keeps the
 // conversation's row as a tombstone (when, by whom, why), with the ids of its jobs so that a late result is refused
 // (410) rather than taken for an unknown one, and one-way hashes of its messages' channel ids so that Meta
 // redelivering one of them does not bring it back. One transaction: it all goes, with the `conversation.erased`
@@ -11,6 +12,7 @@ import type { Sql, SqlQuery } from "../db/sql.js";
 import { isWidgetChannel, type Channel } from "../delivery/channel.js";
 import { messageIdHash } from "./erased.js";
 import { eraseReachOf } from "./person-reach.js";
+import { STOP_CLOCK } from "../team/clock-sql.js";
 
 export type ErasedBy = "console" | "agent" | "cli";
 
@@ -110,7 +112,7 @@ export async function eraseConversation(
     await tx.query(
       `UPDATE "Conversation" SET contact = 'erased:' || id::text, "userId" = NULL, name = NULL, "humanAgent" = NULL,
          control = 'agent', "handoffAt" = NULL, "handoffReason" = NULL, "lastInboundAt" = NULL,
-         "templateSentAt" = NULL, "windowClosedAt" = NULL, "closedAt" = coalesce("closedAt", $2::timestamp),
+         "templateSentAt" = NULL, "windowClosedAt" = NULL, "closedAt" = coalesce("closedAt", $2::timestamp), ${STOP_CLOCK},
          "erasedAt" = $2::timestamp, erasure = $3::jsonb, "updatedAt" = $2::timestamp
        WHERE id = $1::uuid`,
       [row.id, at, JSON.stringify(erasure)],
@@ -165,6 +167,8 @@ async function erasePersonData(tx: SqlQuery, row: LockedConversation, at: Date):
   // An MCP server's questions and the person's answers (src/mcp/elicitation.ts); one still asked gets `cancel`.
   await tx.query(`DELETE FROM "Elicitation" WHERE "conversationId" = $1::uuid`, [id]);
   await tx.query(`DELETE FROM "Upload" WHERE "conversationId" = $1::uuid`, [id]);
+  // The team's private notes talk about the person; the row stays (a tombstone), so they do not cascade.
+  await tx.query(`DELETE FROM "ConversationNote" WHERE "conversationId" = $1::uuid`, [id]);
   await tx.query(`DELETE FROM "PushDevice" WHERE "conversationId" = $1::uuid`, [id]);
   // Where the person consented to be reached, and the consent's record (person-reach.ts).
   await eraseReachOf(tx, row);

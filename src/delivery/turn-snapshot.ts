@@ -2,7 +2,7 @@
 // pending inputs (with their job's status), the running jobs — and the recent history only when the agent
 // runtime asks for it (a remote runtime, and the built-in composer for questions about a result).
 import { batchedPerStore } from "../db/batched.js";
-import type { SqlQuery } from "../db/sql.js";
+import { utcDate, type SqlQuery } from "../db/sql.js";
 import {
   conversationFromJson,
   inputFromJson,
@@ -24,7 +24,12 @@ export interface TurnSnapshot {
   history: Pick<MessageRow, "id" | "role" | "text" | "data" | "toolCallId" | "createdAt">[] | undefined;
   /** An MCP server's question waits for the person's answer (src/mcp/elicitation.ts). */
   asking: boolean;
+  /** The team's notes written for the agent (src/team/notes.ts), oldest first, the latest NOTES_FOR_AGENT. */
+  notes: { id: string; text: string; author: { id: string; name: string }; createdAt: Date }[];
 }
+
+/** The team's notes for the agent a turn carries: the latest few (each at most 4000 characters). */
+export const NOTES_FOR_AGENT = 20;
 
 type Json = Record<string, unknown>;
 
@@ -35,6 +40,7 @@ type SnapshotRow = {
   running: Json[];
   history: Json[] | null;
   asking: boolean;
+  notes: Json[];
 };
 
 /**
@@ -63,12 +69,16 @@ const readSnapshots = batchedPerStore<SqlQuery, { conversationId: string; histor
           WHERE u."conversationId" = q.id AND u.state = 'pending' AND u.kind = 'user_message')) THEN (SELECT coalesce(json_agg(h ORDER BY h.seq), '[]') FROM (
           SELECT id, seq, role, text, data, "toolCallId", "createdAt" FROM "Message"
           WHERE "conversationId" = q.id AND "deletedAt" IS NULL ORDER BY seq DESC LIMIT $3) h) END AS history,
-       EXISTS (SELECT 1 FROM "Elicitation" e WHERE e."conversationId" = q.id AND e.state = 'asking') AS asking
+       EXISTS (SELECT 1 FROM "Elicitation" e WHERE e."conversationId" = q.id AND e.state = 'asking') AS asking,
+       (SELECT coalesce(json_agg(note ORDER BY note."createdAt", note.id), '[]') FROM (
+          SELECT id, text, author, "createdAt" FROM "ConversationNote"
+          WHERE "conversationId" = q.id AND "forAgent" ORDER BY "createdAt" DESC, id DESC LIMIT $4) note) AS notes
      FROM unnest($1::uuid[], $2::text[]) WITH ORDINALITY AS q(id, history, n) ORDER BY q.n`,
       [
         asked.map((each) => each.conversationId),
         asked.map((each) => (each.history === true ? "always" : each.history === "person" ? "person" : "never")),
         HISTORY_SIZE,
+        NOTES_FOR_AGENT,
       ],
     ),
   { max: 32, parallel: 2 },
@@ -93,6 +103,15 @@ export async function readTurnSnapshot(
       lastProgress: (job.lastProgress as string | null) ?? null,
     })),
     asking: row.asking === true,
+    notes: (row.notes ?? []).map((note) => {
+      const author = (note.author ?? {}) as { id?: unknown; name?: unknown };
+      return {
+        id: String(note.id),
+        text: String(note.text),
+        author: { id: String(author.id ?? ""), name: String(author.name ?? "") },
+        createdAt: utcDate(String(note.createdAt)),
+      };
+    }),
     history: row.history?.map((entry) => {
       const message = messageFromJson(entry);
       return {

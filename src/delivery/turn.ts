@@ -291,5 +291,16 @@ function turnRequest(
       toolCallId: message.toolCallId,
       createdAt: message.createdAt.toISOString(),
     })),
+    // The team's notes for the agent (src/team/notes.ts), only when there are any.
+    ...(snapshot.notes.length > 0
+      ? {
+          notes: snapshot.notes.map((note) => ({
+            id: note.id,
+            text: note.text,
+            author: note.author,
+            createdAt: note.createdAt.toISOString(),
+          })),
+        }
+      : {}),
   };
 }

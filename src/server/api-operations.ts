@@ -9,10 +9,13 @@ import {
   jobView,
   messageView,
   tombstoneView,
+  noteView,
+  cannedReplyView,
   toolView,
   toolReloadView,
 } from "./api-views.js";
 import { eraseBody } from "./routes/erasure.js";
+import { cannedReplyBody, noteBody } from "./routes/notes.js";
 import { reachView, whatsappReachBody } from "../conversations/person-reach.js";
 import { assignBody, humanMessageBody, listQuery, takeoverBody } from "./routes/console.js";
 import {
@@ -57,7 +60,9 @@ export const toolResult = z
 const timeline = z.object({
   conversation: consoleConversationView,
   messages: z.array(messageView),
-  held: z.array(messageView),
+  held: z.array(
+    messageView.extend({ heldSince: z.iso.datetime({ offset: true }).describe("when it was held for the person") }),
+  ),
   jobs: z.array(jobView),
 });
 
@@ -316,6 +321,10 @@ export const apiOperations: ApiOperation[] = [
     method: "post",
     path: "/conversations/:id/human-messages",
     summary: "The human's reply, routed as it is (never held)",
+    description:
+      "`text`, or `canned` (a canned reply's shortcut) with the `variables` its text needs beyond {{name}}, " +
+      "{{agent}} and {{team}}: a variable left without a value is refused (400, `variables.<name>`). The reply stops " +
+      "the team's response clock.",
     keys: ["console"],
     body: humanMessageBody,
     responses: { 201: { description: "recorded and queued", schema: z.object({ message: messageView }) } },
@@ -326,11 +335,71 @@ export const apiOperations: ApiOperation[] = [
     },
   },
   {
+    method: "get",
+    path: "/conversations/:id/notes",
+    summary: "The team's private notes on a conversation, oldest first",
+    description:
+      "Notes are never sent to the person. The console's keys read them all; the agent runtime's key reads only " +
+      "those written for the agent (`forAgent`), which also come in its turns' `notes`.",
+    keys: ["console", "agent"],
+    responses: { 200: { description: "the notes", schema: z.object({ notes: z.array(noteView) }) } },
+    errors: { 404: "no such conversation", 410: "the conversation was erased (erased)" },
+  },
+  {
+    method: "post",
+    path: "/conversations/:id/notes",
+    summary: "Write a private note: never sent to the person; given to the agent only when forAgent",
+    description:
+      'Signed by the member whose key wrote it (`{id: "console", name: "Console"}` for the shared console key); ' +
+      "every console hears it (`note`). The agent runtime's key may not write notes (403).",
+    keys: ["console"],
+    body: noteBody,
+    responses: { 201: { description: "written", schema: z.object({ note: noteView }) } },
+    errors: {
+      403: "the agent runtime's key (forbidden)",
+      404: "no such conversation",
+      410: "the conversation was erased (erased)",
+    },
+  },
+  {
+    method: "get",
+    path: "/canned-replies",
+    summary: "The canned replies, by shortcut, with the variables each names",
+    keys: ["console"],
+    responses: {
+      200: { description: "the canned replies", schema: z.object({ cannedReplies: z.array(cannedReplyView) }) },
+    },
+  },
+  {
+    method: "put",
+    path: "/canned-replies/:id",
+    summary: "Create or replace a canned reply (an admin's key, or the shared console key)",
+    description:
+      "Its text may name {{name}} (the person's name, else the console's label), {{agent}} (the replying member), " +
+      "{{team}} (the conversation's team, else the default team) and any variable the sender gives " +
+      "(`POST /conversations/{id}/human-messages` with `canned` and `variables`).",
+    keys: ["console"],
+    body: cannedReplyBody,
+    responses: {
+      200: { description: "replaced", schema: z.object({ cannedReply: cannedReplyView }) },
+      201: { description: "created", schema: z.object({ cannedReply: cannedReplyView }) },
+    },
+    errors: { 403: "a member's key without the admin role (forbidden)" },
+  },
+  {
+    method: "delete",
+    path: "/canned-replies/:id",
+    summary: "Delete a canned reply (an admin's key, or the shared console key)",
+    keys: ["console"],
+    responses: { 204: { description: "deleted" } },
+    errors: { 403: "a member's key without the admin role (forbidden)", 404: "no such canned reply" },
+  },
+  {
     method: "post",
     path: "/conversations/:id/erase",
     summary: "Erase the person's data; the conversation stays as a tombstone",
     description:
-      "Deletes the conversation's messages (every role), its jobs with their arguments, results and progress, " +
+      "Deletes the conversation's messages (every role), the team's private notes on it, its jobs with their arguments, results and progress, " +
       "turn inputs, uploads, push devices, outgoing events, the person's recorded reach (its consent with it) and " +
       "the Meta webhook deliveries that carry the person's messages; the name and contact details go (the " +
       "contact becomes `erased:<id>`, so the person writing again starts a new conversation). One transaction, " +

@@ -73,6 +73,14 @@ export const conversationView = z.object({
   opensAt: isoTime
     .nullable()
     .describe("the team was closed at the hand-off: the agent keeps the conversation until this opening"),
+  clock: z
+    .object({
+      kind: z.enum(["first", "next"]),
+      dueAt: isoTime,
+      breachedAt: isoTime.nullable().describe("when the sweep found it past due; null while on time"),
+    })
+    .nullable()
+    .describe("what the support team owes the person (a first or next response) and by when; null: nothing"),
   createdAt: isoTime,
 });
 
@@ -198,10 +206,31 @@ export const toolReloadView = z.object({
 /** A conversation as the console shows it: with the label a person recognises it by. */
 export const consoleConversationView = conversationView.extend({
   label: z.string().describe("the contact's name, number or handle, else a short label like `Visitor 3f9a`"),
+  heldSince: isoTime.nullable().describe("while a human has it: when the oldest item held for the person was held"),
 });
 
 export const conversationSummaryView = consoleConversationView.extend({
   held: z.number().int().describe("results held for the person while a human has the conversation"),
   waiting: z.number().int().describe("results waiting for the person's answer to a template"),
   lastMessage: messageView.nullable(),
+});
+
+/** A private note (src/team/notes.ts): never sent to the person; given to the agent only when forAgent. */
+export const noteView = z.object({
+  id: z.uuid(),
+  conversationId: z.uuid(),
+  text: z.string(),
+  author: z
+    .object({ id: z.string(), name: z.string() })
+    .describe("the member who wrote it ({id: console} for the shared key)"),
+  forAgent: z.boolean(),
+  createdAt: isoTime,
+});
+
+/** A canned reply (src/team/canned-replies.ts): its shortcut, title, text and the {{variables}} it names. */
+export const cannedReplyView = z.object({
+  id: z.string().describe("the shortcut typed after / in the console's composer"),
+  title: z.string(),
+  text: z.string(),
+  variables: z.array(z.string()).describe("the {{variables}} its text names, in order"),
 });

@@ -13,6 +13,7 @@ import { v1Routes } from "./routes/v1.js";
 import { consoleRoutes } from "./routes/console.js";
 import { CONSOLE_EVENTS_MODULE_PATH, consoleEventsModule } from "../console/console-events-module.js";
 import { teamRoutes } from "./routes/team.js";
+import { noteRoutes } from "./routes/notes.js";
 import { erasureRoutes } from "./routes/erasure.js";
 import { personReachRoutes } from "./routes/person-reach.js";
 import { widgetRoutes } from "./routes/widget.js";
@@ -80,6 +81,7 @@ export function createApp(ctx: HubContext): Express {
     guardJson(),
     consoleRoutes(ctx),
     teamRoutes(ctx),
+    noteRoutes(ctx),
     erasureRoutes(ctx),
     personReachRoutes(ctx),
     v1Routes(ctx),

@@ -17,6 +17,7 @@ import type { Sql, SqlQuery } from "../db/sql.js";
 import type { Change } from "../delivery/changes.js";
 import type { DeliveryState } from "../delivery/delivery-state.js";
 import { afterCommit, type EffectsContext } from "../delivery/effects.js";
+import { clockChange, firstClockOnHandoff } from "./clock-sql.js";
 import type { ConversationRow, MessageRow } from "../delivery/rows.js";
 import { HubError, notFound } from "../errors.js";
 import type { Logger } from "../logger.js";
@@ -289,6 +290,9 @@ async function publishDecided(ctx: AssignmentDeps, decided: readonly Decided[]):
     if (entry) changes.push({ type: "messages", conversationId: conversation.id, messages: [entry] });
     changes.push({ type: "control", conversation });
     changes.push({ type: "assignment", ...assignmentOf(conversation, team, assignee, reason) });
+    // A hand-off (or the opening) started the first-response clock in the statement that made it the team's.
+    if (reason === "handoff" || reason === "opened" || (reason === "queued" && conversation.responseDueAt))
+      changes.push(clockChange(conversation.id, conversation.responseDueAt ? conversation : undefined));
     ctx.metrics.supportAssignments.inc({ team: team?.id ?? "", reason });
   }
   await afterCommit(ctx, { changes });
@@ -379,7 +383,7 @@ export async function handOff(
     const [queued] = await tx.query<ConversationRow>(
       `UPDATE "Conversation" SET control = 'human', "humanAgent" = NULL, "handoffAt" = $2, "handoffReason" = $3,
          "teamId" = $4, "queuedAt" = $2, "opensAt" = NULL, "awayNoticeAt" = NULL, "assigneeId" = NULL,
-         "assignedAt" = NULL, "updatedAt" = $2
+         "assignedAt" = NULL, "updatedAt" = $2, ${firstClockOnHandoff("$4", "$2")}
        WHERE id = $1::uuid AND control = 'agent' AND "erasedAt" IS NULL RETURNING *`,
       [conversationId, at, request.reason.slice(0, 500), found.id],
     );
@@ -523,7 +527,8 @@ async function openTeams(ctx: AssignmentDeps): Promise<number> {
       }
       const rows = await tx.query<ConversationRow>(
         `UPDATE "Conversation" SET control = 'human', "humanAgent" = NULL, "handoffAt" = $2, "queuedAt" = $2,
-           "opensAt" = NULL, "awayNoticeAt" = NULL, "assigneeId" = NULL, "assignedAt" = NULL, "updatedAt" = $2
+           "opensAt" = NULL, "awayNoticeAt" = NULL, "assigneeId" = NULL, "assignedAt" = NULL, "updatedAt" = $2,
+           ${firstClockOnHandoff("$1", "$2")}
          WHERE "teamId" = $1 AND "opensAt" <= $2 AND control = 'agent' AND "erasedAt" IS NULL AND "closedAt" IS NULL
          RETURNING *`,
         [teamId, at],

@@ -17,6 +17,7 @@ import { resendOwedCancelRequests } from "../jobs/cancel-requests.js";
 import { startOwedReruns } from "../jobs/rerun.js";
 import { expireStaleResults } from "../delivery/stale-results.js";
 import { escalateUnseen } from "../delivery/escalation.js";
+import { sweepBreaches } from "../team/breaches.js";
 import { errorKey } from "../log-throttle.js";
 import { sweepPushes } from "../push/send-pushes.js";
 import { sweepPresence } from "../team/presence.js";
@@ -77,6 +78,8 @@ export async function sweepOnce(
   marketingReleased: number;
   /** Results left unseen in a widget and sent on to WhatsApp (src/delivery/escalation.ts). */
   escalated: number;
+  /** Response clocks marked breached (src/team/breaches.ts). */
+  breaches: number;
   /** Retention's deletions, on the sweeps it ran in. */
   pruned: PruneCounts | undefined;
   /** Support teams (src/team/assignment.ts): conversations given to their team at its opening, moved, assigned. */
@@ -95,6 +98,8 @@ export async function sweepOnce(
   // After the pushes: a push the sweep just ended (its process died) no longer holds its result back.
   const escalated = await escalateUnseen(ctx);
   const marketingReleased = await releaseMarketingHolds(ctx);
+  // Support teams' response targets missed (src/team/breaches.ts).
+  const breaches = await sweepBreaches(ctx);
   const pruned = await pruneWhenDue(ctx, state);
   await sweepPresence(ctx); // members whose console closed past MEMBER_OFFLINE_AFTER, announced offline once
   // Members come online, teams open, assignees stay silent: each is caught here, on every process's sweep.
@@ -109,6 +114,7 @@ export async function sweepOnce(
     reruns,
     escalated,
     marketingReleased,
+    breaches,
     pruned,
     assignments,
   };

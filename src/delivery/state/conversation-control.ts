@@ -5,7 +5,8 @@
 // messages is published here; the conversation it returns is the caller's control change to publish (with
 // the turn a hand-back owes, effects.ts).
 import { randomUUID } from "node:crypto";
-import type { Sql } from "../../db/sql.js";
+import { utcDate, type Sql } from "../../db/sql.js";
+import { clockChange, nextClockOnPersonMessage, STOP_CLOCK } from "../../team/clock-sql.js";
 import type { Changes } from "../changes.js";
 import type { DeliveryState, HumanAgentRef, InboundMessage, InboundOutcome } from "../delivery-state.js";
 import { publishMessages } from "../effects.js";
@@ -56,9 +57,10 @@ export function conversationControl(sql: Sql, changes: Changes, now: () => Date)
     async closeConversation(conversationId: string): Promise<ConversationRow | undefined> {
       const [row] = await sql.query<{ conversation: Record<string, unknown> | null; changed: JsonRows }>(
         `WITH conv AS (
-           UPDATE "Conversation" SET "closedAt" = $2, control = 'agent', "humanAgent" = NULL,
-             -- Closed: out of its team's queue, off its assignee's load, no longer waiting for an opening.
-             "assigneeId" = NULL, "assignedAt" = NULL, "queuedAt" = NULL, "opensAt" = NULL, "updatedAt" = $2
+            UPDATE "Conversation" SET "closedAt" = $2, control = 'agent', "humanAgent" = NULL,
+              -- Closed: out of its team's queue, off its assignee's load, no longer waiting for an opening.
+              "assigneeId" = NULL, "assignedAt" = NULL, "queuedAt" = NULL, "opensAt" = NULL, "updatedAt" = $2,
+              ${STOP_CLOCK}
            WHERE id = $1::uuid AND "closedAt" IS NULL RETURNING *),
          unsent AS (
            SELECT id FROM "Message"
@@ -104,7 +106,11 @@ export function conversationControl(sql: Sql, changes: Changes, now: () => Date)
     async commitInbound(inbound: InboundMessage): Promise<InboundOutcome> {
       const at = now();
       const id = randomUUID();
-      const [row] = await sql.query<{ message: Record<string, unknown> | null; changed: JsonRows }>(
+      const [row] = await sql.query<{
+        message: Record<string, unknown> | null;
+        changed: JsonRows;
+        clock: { responseKind: "first" | "next"; responseDueAt: string; breachedAt: string | null } | null;
+      }>(
         `WITH ${offeredChoice("$12", "$2")},
          msg AS (
            INSERT INTO "Message" (id, "conversationId", role, text, "clientId", "externalId", data, attachments,
@@ -123,8 +129,12 @@ export function conversationControl(sql: Sql, changes: Changes, now: () => Date)
                                      ELSE "templateSentAt" END,
              "lastInboundAt" = CASE WHEN $7::timestamp > coalesce("lastInboundAt", '-infinity') THEN $7
                                     ELSE "lastInboundAt" END,
-             "updatedAt" = $8
-           WHERE id = $2::uuid AND EXISTS (SELECT 1 FROM msg) RETURNING id),
+             "updatedAt" = $8,
+             -- The team has it: the person's message may start the next-response clock (src/team/clock-sql.ts).
+             ${nextClockOnPersonMessage('"Conversation"', "$8::timestamp")}
+           WHERE id = $2::uuid AND EXISTS (SELECT 1 FROM msg)
+           RETURNING id, "responseKind", "responseDueAt", "breachedAt"),
+         prior AS (SELECT "responseDueAt" FROM "Conversation" WHERE id = $2::uuid),
          released AS (
            UPDATE "TurnInput" SET state = 'pending', "updatedAt" = $8
            WHERE "conversationId" = $2::uuid AND state = 'awaiting_reply' AND EXISTS (SELECT 1 FROM conv) RETURNING id),
@@ -145,7 +155,10 @@ export function conversationControl(sql: Sql, changes: Changes, now: () => Date)
          SELECT (SELECT row_to_json(msg) FROM msg) AS message,
                 (SELECT coalesce(json_agg(x), '[]') FROM (SELECT * FROM superseded UNION ALL SELECT * FROM resent) x)
                   AS changed,
-                (SELECT count(*) FROM input) + (SELECT count(*) FROM released) AS inputs`,
+                (SELECT count(*) FROM input) + (SELECT count(*) FROM released) AS inputs,
+                (SELECT json_build_object('responseKind', "responseKind", 'responseDueAt', "responseDueAt",
+                   'breachedAt', "breachedAt") FROM conv
+                 WHERE "responseDueAt" IS NOT NULL AND (SELECT "responseDueAt" FROM prior) IS NULL) AS clock`,
         [
           id,
           inbound.conversationId,
@@ -168,6 +181,14 @@ export function conversationControl(sql: Sql, changes: Changes, now: () => Date)
       if (row?.message) {
         const message = messageFromJson(row.message);
         published([message, ...messages(row.changed)]);
+        if (row.clock)
+          changes.publish(
+            clockChange(inbound.conversationId, {
+              responseKind: row.clock.responseKind,
+              responseDueAt: utcDate(row.clock.responseDueAt),
+              breachedAt: row.clock.breachedAt ? utcDate(row.clock.breachedAt) : null,
+            }),
+          );
         return { message, created: true };
       }
       const [existing] = inbound.clientId
@@ -191,9 +212,9 @@ export function conversationControl(sql: Sql, changes: Changes, now: () => Date)
         `WITH before AS (SELECT "humanAgent" FROM "Conversation" WHERE id = $1::uuid AND control = 'human' FOR UPDATE),
          conv AS (
            UPDATE "Conversation" SET control = 'agent', "humanAgent" = NULL, "handoffAt" = NULL, "handoffReason" = NULL,
-             -- Nobody on the team has it any more; teamId stays (the team it was last with).
-             "assigneeId" = NULL, "assignedAt" = NULL, "queuedAt" = NULL, "opensAt" = NULL, "awayNoticeAt" = NULL,
-             "updatedAt" = $2
+              -- Nobody on the team has it any more; teamId stays (the team it was last with).
+              "assigneeId" = NULL, "assignedAt" = NULL, "queuedAt" = NULL, "opensAt" = NULL, "awayNoticeAt" = NULL,
+              "updatedAt" = $2, ${STOP_CLOCK}
            WHERE id = $1::uuid AND EXISTS (SELECT 1 FROM before) RETURNING *),
          replies AS (
            UPDATE "Message" SET status = 'superseded', "statusReason" = 'composed again after the hand-back',

@@ -15,6 +15,7 @@ import { HubError } from "../../errors.js";
 import { handoffSchema } from "../../agent/agent-port.js";
 import { requestHuman } from "../../console/human-request.js";
 import { moveConversation, publishReleased, takeConversation } from "../../team/assignment.js";
+import { cannedText } from "../../team/canned-replies.js";
 import { humanAgentBody, parseInput } from "../validate.js";
 
 const humanAgent = humanAgentBody;
@@ -46,12 +47,25 @@ export const assignBody = z.strictObject({
     .describe("the member's id; null: back to the team's queue, to be assigned to someone else"),
   team: z.string().trim().min(1).max(100).optional().describe("the team it moves to (by default the one it is in)"),
 });
-export const humanMessageBody = z.object({
-  text: z.string().trim().min(1).max(4000),
-  agent: humanAgent.optional(),
-  attachments: attachmentsSchema(false).optional().describe("files sent with the reply (links the channel fetches)"),
-  buttons: buttonsSchema.optional().describe("choices offered with it"),
-});
+export const humanMessageBody = z
+  .object({
+    text: z.string().trim().min(1).max(4000).optional().describe("what to say; or `canned`"),
+    // A canned reply (src/team/canned-replies.ts) instead of a text: its shortcut and the values of its variables.
+    canned: z.string().trim().min(1).max(64).optional().describe("a canned reply's shortcut, sent instead of `text`"),
+    variables: z
+      .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_.-]*$/, "a variable's name"), z.string().max(1000))
+      .optional()
+      .describe("with `canned`: values of its {{variables}} (over {{name}}, {{agent}} and {{team}} the hub fills)"),
+    agent: humanAgent.optional(),
+    attachments: attachmentsSchema(false).optional().describe("files sent with the reply (links the channel fetches)"),
+    buttons: buttonsSchema.optional().describe("choices offered with it"),
+  })
+  .superRefine((body, zod) => {
+    if ((body.text === undefined) === (body.canned === undefined))
+      zod.addIssue({ code: "custom", path: ["text"], message: "give exactly one of text and canned" });
+    if (body.variables && body.canned === undefined)
+      zod.addIssue({ code: "custom", path: ["variables"], message: "only with canned" });
+  });
 const flag = z.enum(["true", "false"]).transform((value) => value === "true");
 export const listQuery = z.object({
   channel: z.enum(CHANNELS).optional(),
@@ -158,7 +172,13 @@ export function consoleRoutes(ctx: HubContext): Router {
     // A member's own key speaks as them: their reply is what keeps a conversation assigned to them.
     const member = memberOf(res);
     const agent = body.agent ?? (member ? { id: member.id, name: member.name } : undefined);
-    const message = await postHumanMessage(ctx, req.params.id as string, body.text, agent, body);
+    const text =
+      body.text ??
+      (await cannedText(ctx.sql, req.params.id as string, body.canned!, {
+        agent: agent?.name,
+        variables: body.variables,
+      }));
+    const message = await postHumanMessage(ctx, req.params.id as string, text, agent, body);
     res.status(201).json({ message: messageView(message) });
   });
 
