@@ -50,6 +50,14 @@ describe("the console page as modules", () => {
     return context.newPage();
   }
 
+  /** The page against a hub without the team API (an earlier version): every team endpoint answers 404. */
+  async function withoutTeamApi(page: Page): Promise<void> {
+    for (const pattern of OPTIONAL)
+      await page.route(pattern, (route) =>
+        json(route, { error: { code: "not_found", message: "no such route" } }, 404),
+      );
+  }
+
   /**
    * Every error the page reports: uncaught exceptions, console errors, failed module loads. A 404 from an
    * optional endpoint is the feature check itself (Chromium logs any failed fetch), so it is not one.
@@ -170,11 +178,12 @@ describe("the console page as modules", () => {
     expect(inBrowser.unhandled).toEqual([]);
   });
 
-  it("loads as modules with no errors; the shared key signs in with a name as before; team features stay hidden on 404", async () => {
+  it("loads as modules with no errors; the shared key signs in with a name as before; on a hub without the team API its features stay hidden", async () => {
     const name = `Módulo ${Date.now()}`;
     const conversationId = await namedConversation(name);
     const page = await newPage();
     const errors = collectErrors(page);
+    await withoutTeamApi(page);
     await page.goto(`${hub.url}/console`);
     const scripts = await page
       .locator("script[src]")
@@ -193,7 +202,7 @@ describe("the console page as modules", () => {
     await page.locator("#detail-name", { hasText: name }).waitFor(WAIT);
     await page.locator('#control-state[data-control="agent"]').waitFor(WAIT);
 
-    // No members, teams, canned replies or notes on this hub: none of their controls shows.
+    // No members, teams, canned replies or notes on that hub: none of their controls shows.
     for (const hidden of [
       "#team-toggle",
       "#my-availability",
@@ -253,6 +262,7 @@ describe("the console page as modules", () => {
   it("a member key with no /v1/me on the hub asks for a name instead of failing", async () => {
     const key = await newMember(`nome-${Date.now()}`, "No Me");
     const page = await newPage();
+    await withoutTeamApi(page);
     await page.goto(`${hub.url}/console`);
     await page.fill("#console-key", key);
     // A member key needs no name: the fields step aside.

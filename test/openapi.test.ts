@@ -215,8 +215,8 @@ describe("the OpenAPI document", () => {
     await call("POST", `/conversations/${id}/handoff`, `${conversation}/handoff`, { reason: "a rule matched" });
     await call("POST", `/conversations/${id}/handoff`, `${conversation}/handoff`, { reason: "" });
     await call("POST", `/conversations/${id}/assign`, `${conversation}/assign`, { member: null }, CONSOLE_API_KEY);
-    await addMember(hub.ctx.sql, { id: "oa-ana", seenAt: null });
-    await call("POST", `/conversations/${id}/assign`, `${conversation}/assign`, { member: "oa-ana" }, CONSOLE_API_KEY);
+    await addMember(hub.ctx.sql, { id: "oa-bo", seenAt: null });
+    await call("POST", `/conversations/${id}/assign`, `${conversation}/assign`, { member: "oa-bo" }, CONSOLE_API_KEY);
     await call("POST", `/conversations/${id}/handback`, `${conversation}/handback`, undefined, CONSOLE_API_KEY);
     // The team's notes and canned replies.
     const notes = `${conversation}/notes`;

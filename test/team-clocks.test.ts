@@ -170,7 +170,7 @@ describe("response clocks", () => {
   it("a team without targets starts no clock", async () => {
     const id = await hub.conversation();
     await hub.ctx.sql.query(`UPDATE "Conversation" SET "teamId" = 'slow' WHERE id = $1::uuid`, [id]);
-    await requestHuman(hub.ctx, id, "no hurry");
+    await requestHuman(hub.ctx, id, "no hurry", "slow");
     expect(await clockOf(id)).toEqual({ responseKind: null, responseDueAt: null, breachedAt: null });
   });
 

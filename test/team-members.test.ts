@@ -1,4 +1,4 @@
-// Support teams' members and teams (docs/console-members.md): keys of their own shown once and kept as SHA-256
+// Support teams' members and teams (docs/console.md): keys of their own shown once and kept as SHA-256
 // only, roles, disabling and rotation, teams with a default and hours, and presence — a member's console makes
 // them online, closing it makes them offline once MEMBER_OFFLINE_AFTER has passed, and every console hears it.
 import { createHash } from "node:crypto";
