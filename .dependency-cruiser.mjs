@@ -2,7 +2,7 @@
 // "Imports point down". Type-only imports count as well: a type import is an arrow like any other.
 
 /** The domain: it declares the narrow dependencies it needs and never reaches up to transport or composition. */
-const domain = "^src/(delivery|jobs|conversations|console|push|agent|tools|media|events|retention)/";
+const domain = "^src/(delivery|jobs|conversations|console|push|agent|tools|media|events|retention|team)/";
 
 /**
  * What only the composition root (src/hub.ts), transport (src/server/), the workers (src/workers/) and the
@@ -24,7 +24,7 @@ export default {
     {
       name: "domain-imports-down",
       comment:
-        "The domain (delivery, jobs, conversations, console, push, agent, tools) takes the dependencies it " +
+        "The domain (delivery, jobs, conversations, console, push, agent, tools, team) takes the dependencies it " +
         "declares; HubContext satisfies them structurally. It never imports transport, workers, realtime.ts, " +
         "context.ts or hub.ts.",
       severity: "error",
