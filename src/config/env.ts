@@ -10,6 +10,37 @@ import { smsEnvShape } from "../channels/sms/sms-config.js";
 import { emailEnvShape } from "../channels/email/email-config.js";
 import { parseSpan } from "../tools/duration.js";
 
+/** A span of time ("90s", "10m", "1h") of at least `minMs` (`minWords` in the message), as milliseconds. */
+function spanSetting(fallback: string, minMs: number, minWords: string) {
+  return z
+    .string()
+    .default(fallback)
+    .transform((text, zod) => {
+      const parsed = parseSpan(text);
+      if ("ms" in parsed && parsed.ms >= minMs) return parsed.ms;
+      zod.addIssue({
+        code: "custom",
+        message: "ms" in parsed ? `"${text}" is shorter than ${minWords}` : parsed.error,
+      });
+      return z.NEVER;
+    });
+}
+
+/** `spanSetting`, or `off` (or 0): null. */
+function spanOrOff(fallback: string, minMs: number, minWords: string) {
+  const spanned = spanSetting(fallback, minMs, minWords);
+  return z
+    .string()
+    .default(fallback)
+    .transform((text, zod) => {
+      if (["off", "0"].includes(text.trim().toLowerCase())) return null;
+      const parsed = spanned.safeParse(text);
+      if (parsed.success) return parsed.data;
+      for (const issue of parsed.error.issues) zod.addIssue({ code: "custom", message: issue.message });
+      return z.NEVER;
+    });
+}
+
 const optional = z
   .string()
   .optional()
@@ -132,37 +163,11 @@ export const envSchema = z.object({
     }),
   // A result left unseen in a verified person's widget conversation this long goes to the WhatsApp number they
   // consented to (src/delivery/escalation.ts); `off` (or 0) never escalates. At least a minute.
-  ESCALATE_AFTER: z
-    .string()
-    .default("1h")
-    .transform((text, zod) => {
-      if (["off", "0"].includes(text.trim().toLowerCase())) return null;
-      const span = parseSpan(text);
-      if ("ms" in span && span.ms >= 60_000) return span.ms;
-      zod.addIssue({ code: "custom", message: "ms" in span ? `"${text}" is shorter than a minute` : span.error });
-      return z.NEVER;
-    }),
+  ESCALATE_AFTER: spanOrOff("1h", 60_000, "a minute"),
   // Support teams (src/team/): a member assigned a conversation who has not replied this long loses it to the
   // next available member; a member whose last console connection closed this long ago is offline.
-  REASSIGN_AFTER: z
-    .string()
-    .default("10m")
-    .transform((text, zod) => {
-      if (["off", "0"].includes(text.trim().toLowerCase())) return null;
-      const span = parseSpan(text);
-      if ("ms" in span && span.ms >= 1_000) return span.ms;
-      zod.addIssue({ code: "custom", message: "ms" in span ? `"${text}" is shorter than a second` : span.error });
-      return z.NEVER;
-    }),
-  MEMBER_OFFLINE_AFTER: z
-    .string()
-    .default("60s")
-    .transform((text, zod) => {
-      const span = parseSpan(text);
-      if ("ms" in span && span.ms >= 1_000) return span.ms;
-      zod.addIssue({ code: "custom", message: "ms" in span ? `"${text}" is shorter than a second` : span.error });
-      return z.NEVER;
-    }),
+  REASSIGN_AFTER: spanOrOff("10m", 1_000, "a second"),
+  MEMBER_OFFLINE_AFTER: spanSetting("60s", 1_000, "a second"),
   IG_ACCOUNT_ID: optional,
   IG_ACCESS_TOKEN: optional,
   FB_PAGE_ID: optional,
