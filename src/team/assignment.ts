@@ -23,6 +23,7 @@ import { HubError, notFound } from "../errors.js";
 import type { Logger } from "../logger.js";
 import type { Metrics } from "../metrics.js";
 import { chooseAssignee, isRouting, type Candidate } from "./assignee-choice.js";
+import { availableMembers } from "./availability.js";
 import { isOpen, nextOpening, teamHoursSchema, type TeamHours } from "./business-hours.js";
 
 export type AssignmentReason = ConsoleAssignment["reason"];
@@ -141,15 +142,7 @@ async function candidatesOf(
      FROM (SELECT "memberId" AS id FROM "TeamMembership" WHERE "teamId" = $1 ORDER BY "memberId" COLLATE "C") m`,
     [teamId],
   );
-  return tx.query<Candidate & Named>(
-    `SELECT m.id, m.name, m.capacity,
-       (SELECT count(*)::int FROM "Conversation" c WHERE c."assigneeId" = m.id AND c.control = 'human') AS assigned,
-       (SELECT max(c."assignedAt") FROM "Conversation" c WHERE c."assigneeId" = m.id) AS "lastAssignedAt"
-     FROM "Member" m JOIN "TeamMembership" tm ON tm."memberId" = m.id AND tm."teamId" = $1
-     WHERE m."disabledAt" IS NULL AND m.availability = 'online' AND m."seenAt" > $2
-     ORDER BY m.id COLLATE "C"`,
-    [teamId, new Date(at.getTime() - offlineAfterMs)],
-  );
+  return availableMembers(tx, teamId, at, offlineAfterMs);
 }
 
 function entryText(

@@ -33,7 +33,8 @@ export interface AvailableMember {
 /**
  * The members of `teamId` who may be given a conversation at `now`: not disabled, online by choice and seen
  * within `offlineAfterMs` (a connected console touches `seenAt` well within it). Capacity is the caller's to
- * compare with `assigned`. Ordered by id, so a caller's choice among equals is stable.
+ * compare with `assigned`. Ordered by id byte by byte (as JavaScript compares strings), so a caller's choice
+ * among equals is stable whatever the database's collation.
  */
 export async function availableMembers(
   sql: SqlQuery,
@@ -47,7 +48,7 @@ export async function availableMembers(
        (SELECT max(c."assignedAt") FROM "Conversation" c WHERE c."assigneeId" = m.id) AS "lastAssignedAt"
      FROM "Member" m JOIN "TeamMembership" tm ON tm."memberId" = m.id
      WHERE tm."teamId" = $1 AND m."disabledAt" IS NULL AND m.availability = 'online' AND m."seenAt" >= $2
-     ORDER BY m.id`,
+     ORDER BY m.id COLLATE "C"`,
     [teamId, new Date(now.getTime() - offlineAfterMs)],
   );
 }

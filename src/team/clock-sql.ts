@@ -2,7 +2,6 @@
 // hand-off, the person's message, a member's reply, the hand-back. Each fragment reads the team's target through
 // the conversation's team, else the default team — whoever set `teamId` (the hand-off naming a team) need not
 // know about clocks.
-import type { SqlQuery } from "../db/sql.js";
 import { clockView, type ResponseClock } from "./response-clock.js";
 
 /** The team a conversation's clock follows: its own, else the default team. `row` is the conversation's alias. */
@@ -38,34 +37,6 @@ export function firstClockOnHandoff(teamId: string, at: string): string {
 
 /** SET clauses that stop the clock: a member answered, or the conversation went back to the agent. */
 export const STOP_CLOCK = `"responseKind" = NULL, "responseDueAt" = NULL, "breachedAt" = NULL`;
-
-interface ClockRow {
-  responseKind: "first" | "next" | null;
-  responseDueAt: Date | null;
-  breachedAt: Date | null;
-}
-
-/**
- * The hand-off's clock: the first response is due `firstResponseSeconds` after `at`, when the team has a target
- * and no clock already runs. Its own statement beside the hand-off's (src/console/human-request.ts); what it
- * started, else undefined.
- */
-export async function startFirstResponseClock(
-  sql: SqlQuery,
-  conversationId: string,
-  at: Date,
-): Promise<ResponseClock | undefined> {
-  const [row] = await sql.query<ClockRow>(
-    `UPDATE "Conversation" c SET "responseKind" = 'first',
-       "responseDueAt" = $2::timestamp + make_interval(secs => ${targetSeconds("c", "firstResponseSeconds")}),
-       "breachedAt" = NULL
-     WHERE c.id = $1::uuid AND c.control = 'human' AND c."responseDueAt" IS NULL AND c."erasedAt" IS NULL
-       AND ${targetSeconds("c", "firstResponseSeconds")} IS NOT NULL
-     RETURNING c."responseKind", c."responseDueAt", c."breachedAt"`,
-    [conversationId, at],
-  );
-  return row;
-}
 
 /** The `clock` change of a conversation: what the console shows. */
 export function clockChange(conversationId: string, clock: Partial<ResponseClock> | undefined) {
